@@ -1,0 +1,52 @@
+from glob import glob
+
+from setuptools import find_packages, setup
+
+package_name = "rne_control"
+
+setup(
+    name=package_name,
+    version="0.1.0",
+    packages=find_packages(exclude=["test", "test.*"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
+        ("share/" + package_name, ["package.xml"]),
+        ("share/" + package_name + "/launch", glob("launch/*.launch.py")),
+        ("share/" + package_name + "/config", glob("config/*")),
+        ("share/" + package_name + "/urdf", glob("urdf/*")),
+    ],
+    python_requires=">=3.10",
+    install_requires=["numpy", "numba", "PyYAML", "urdfdom-py"],
+    extras_require={
+        "test": ["pytest", "pin", "example-robot-data", "matplotlib"],
+        "ros": [
+            "ros-rclpy",
+            "ros-rmw-fastrtps-cpp",
+            "ros-sensor-msgs",
+            "ros-trajectory-msgs",
+            "ros-std-msgs",
+            "ros-geometry-msgs",
+            "ros-nav-msgs",
+            "ros-diagnostic-msgs",
+            "ros-std-srvs",
+            "ros-rcl-interfaces",
+            "ros-builtin-interfaces",
+            "ros-rosgraph-msgs",
+            "ros-ament-index-python",
+            "matplotlib",
+        ],
+        "colcon": ["colcon-common-extensions", "ros-ament-package"],
+    },
+    zip_safe=True,
+    maintainer="rne_control developers",
+    maintainer_email="rne_control@example.com",
+    description="Model-based joint torque control on a recursive Newton-Euler dynamics core",
+    license="BSD-3-Clause",
+    entry_points={
+        "console_scripts": [
+            "rne_controller = rne_control.ros.controller_node:main",
+            "rne_sim = rne_control.ros.sim_node:main",
+            "rne_demo = rne_control.ros.demo:main",
+        ],
+    },
+)
