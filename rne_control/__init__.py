@@ -1,0 +1,11 @@
+"""rne_control: model-based joint torque control on a recursive Newton-Euler dynamics core.
+
+The library (model, dynamics, control) works without ROS; only ``rne_control.ros`` imports rclpy.
+"""
+from .model import InputError, Model, ModelError, load_dh, load_model, load_urdf
+from .dynamics import (SingularMassMatrixError, coriolis_torques, forward_dynamics, gravity_torques,
+                       inverse_dynamics, mass_matrix)
+
+__version__ = "0.1.0"
+__all__ = ["Model", "ModelError", "InputError", "SingularMassMatrixError", "load_urdf", "load_dh", "load_model",
+           "inverse_dynamics", "gravity_torques", "coriolis_torques", "mass_matrix", "forward_dynamics"]

@@ -1,0 +1,134 @@
+"""Small compiled kernels for the control hot path (no allocation per call).
+
+Each kernel works in place on preallocated float64 arrays. They are compiled
+lazily by numba on first use (``cache=True``); the controller node calls
+:func:`warm_up` once at start so no compilation happens inside the loop.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def poly_eval(coef, k, tau, q, qd, qdd):
+    """Evaluate segment ``k`` of a (m, n, 6) polynomial table at local time tau.
+
+    q(tau) = sum_j coef[k, i, j] tau^j, written with its first two derivatives.
+    """
+    n = q.shape[0]
+    for i in range(n):
+        c0 = coef[k, i, 0]
+        c1 = coef[k, i, 1]
+        c2 = coef[k, i, 2]
+        c3 = coef[k, i, 3]
+        c4 = coef[k, i, 4]
+        c5 = coef[k, i, 5]
+        q[i] = c0 + tau * (c1 + tau * (c2 + tau * (c3 + tau * (c4 + tau * c5))))
+        qd[i] = c1 + tau * (2.0 * c2 + tau * (3.0 * c3 + tau * (4.0 * c4 + tau * 5.0 * c5)))
+        qdd[i] = 2.0 * c2 + tau * (6.0 * c3 + tau * (12.0 * c4 + tau * 20.0 * c5))
+
+
+@njit(cache=True, nogil=True)
+def hold_fill(p, q, qd, qdd):
+    """q = p, qd = qdd = 0."""
+    for i in range(q.shape[0]):
+        q[i] = p[i]
+        qd[i] = 0.0
+        qdd[i] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def ct_reference(qdd_d, qd_d, qd, q_d, q, kp, kd, scale, out):
+    """out = qdd_d + scale * (kd (qd_d - qd) + kp (q_d - q))."""
+    for i in range(out.shape[0]):
+        out[i] = qdd_d[i] + scale * (kd[i] * (qd_d[i] - qd[i]) + kp[i] * (q_d[i] - q[i]))
+
+
+@njit(cache=True, nogil=True)
+def add_pd(q_d, q, qd_d, qd, kp, kd, scale, out):
+    """out += scale * (kp (q_d - q) + kd (qd_d - qd))."""
+    for i in range(out.shape[0]):
+        out[i] += scale * (kp[i] * (q_d[i] - q[i]) + kd[i] * (qd_d[i] - qd[i]))
+
+
+@njit(cache=True, nogil=True)
+def clamp(tau, limit, out, saturated):
+    """Clamp tau to [-limit, limit] into out; non-finite entries become 0.
+
+    ``saturated`` (uint8) is set per joint (1 = clamped, 2 = non-finite).
+    Returns the number of joints that were clamped or non-finite.
+    """
+    count = 0
+    for i in range(tau.shape[0]):
+        x = tau[i]
+        lim = limit[i]
+        s = 0
+        if not math.isfinite(x):
+            x = 0.0
+            s = 2
+        elif x > lim:
+            x = lim
+            s = 1
+        elif x < -lim:
+            x = -lim
+            s = 1
+        out[i] = x
+        saturated[i] = s
+        if s != 0:
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def blend_offset(tau, offset, weight):
+    """tau += weight * offset."""
+    for i in range(tau.shape[0]):
+        tau[i] += weight * offset[i]
+
+
+@njit(cache=True, nogil=True)
+def gather(src, src_idx, dst, dst_idx):
+    """dst[dst_idx[j]] = src[src_idx[j]]; returns False if any value is non-finite."""
+    ok = True
+    for j in range(src_idx.shape[0]):
+        x = src[src_idx[j]]
+        if not math.isfinite(x):
+            ok = False
+        dst[dst_idx[j]] = x
+    return ok
+
+
+@njit(cache=True, nogil=True)
+def take(src, idx, out):
+    """out[j] = src[idx[j]]."""
+    for j in range(idx.shape[0]):
+        out[j] = src[idx[j]]
+
+
+@njit(cache=True, nogil=True)
+def put(src, idx, out):
+    """out[idx[j]] = src[j]."""
+    for j in range(idx.shape[0]):
+        out[idx[j]] = src[j]
+
+
+def warm_up() -> None:
+    """Compile (or load from cache) every kernel once."""
+    n = 2
+    z = np.zeros(n)
+    o = np.ones(n)
+    coef = np.zeros((1, n, 6))
+    idx = np.arange(n, dtype=np.int64)
+    sat = np.zeros(n, dtype=np.uint8)
+    poly_eval(coef, 0, 0.1, z.copy(), z.copy(), z.copy())
+    hold_fill(z, z.copy(), z.copy(), z.copy())
+    ct_reference(z, z, z, z, z, o, o, 1.0, z.copy())
+    add_pd(z, z, z, z, o, o, 1.0, z.copy())
+    clamp(z, o, z.copy(), sat)
+    blend_offset(z.copy(), z, 0.5)
+    gather(z, idx, z.copy(), idx)
+    take(z, idx, z.copy())
+    put(z, idx, z.copy())

@@ -1,0 +1,161 @@
+"""Forward dynamics qdd = FD(q, qd, tau) by the articulated-body algorithm (Featherstone, Table 7.1).
+
+O(n), the same recursion as Nasser's hinge-acceleration algorithm (seed 002) and Khalil's recursive
+direct model (§3.3.2). The rotor inertia Ia adds to D_i = S_i^T U_i; friction is subtracted from tau.
+A joint whose D_i vanishes (a massless chain end) makes the mass matrix singular: status SINGULAR.
+"""
+import math
+
+import numpy as np
+
+from .spatial import (F_GRAVITY, F_OUT, F_QD, F_Q, F_TAU, length_status, NONFINITE, REVOLUTE, SINGULAR, add_cross_force,
+                      add_cross_motion_S, add_xT_force, bad, inertia_mul, jit, joint_xform, status, x_motion)
+
+WS = 80  # X_up 0:12, v 12:18, c 18:24, p^A 24:30, U 30:36, I^A 36:72 (6x6), a 72:78, D 78, u 79
+
+
+@jit
+def params_to_matrix(P, M):
+    """The 6x6 spatial inertia [[I_o, h x], [-(h x), m 1]] from parameters P (row-major into M)."""
+    for j in range(36):
+        M[j] = 0.0
+    M[0], M[7], M[14] = P[4], P[5], P[6]
+    M[1] = M[6] = P[7]
+    M[2] = M[12] = P[8]
+    M[8] = M[13] = P[9]
+    M[21], M[28], M[35] = P[0], P[0], P[0]
+    hx, hy, hz = P[1], P[2], P[3]
+    M[4], M[5], M[9], M[11], M[15], M[16] = -hz, hy, hz, -hx, -hy, hx          # top-right: h x
+    M[19], M[20], M[24], M[26], M[30], M[31] = hz, -hy, -hz, hx, hy, -hx      # bottom-left: -(h x)
+
+
+@jit
+def add_xT_M_x(X, M, out, scratch):
+    """out += X^T M X for a 6x6 row-major M (articulated inertia to parent coordinates)."""
+    X6, Y = scratch[0:36], scratch[36:72]
+    for j in range(36):
+        X6[j] = 0.0
+    r0, r1, r2 = X[9], X[10], X[11]
+    for i in range(3):
+        for j in range(3):
+            e = X[3 * i + j]
+            X6[6 * i + j] = e
+            X6[6 * (i + 3) + j + 3] = e
+        # bottom-left block: -E [r]x
+        e0, e1, e2 = X[3 * i], X[3 * i + 1], X[3 * i + 2]
+        X6[6 * (i + 3) + 0] = -(e1 * r2 - e2 * r1)
+        X6[6 * (i + 3) + 1] = -(e2 * r0 - e0 * r2)
+        X6[6 * (i + 3) + 2] = -(e0 * r1 - e1 * r0)
+    for i in range(6):
+        for j in range(6):
+            s = 0.0
+            for k in range(6):
+                s += M[6 * i + k] * X6[6 * k + j]
+            Y[6 * i + j] = s
+    for i in range(6):
+        for j in range(6):
+            s = 0.0
+            for k in range(6):
+                s += X6[6 * k + i] * Y[6 * k + j]
+            out[6 * i + j] += s
+
+
+@jit
+def aba(topo, kin, inertia, a_g, q, qd, tau, f_ext, friction, qdd, ws, scratch):
+    nb = topo.shape[0]
+    st = (length_status(q, nb, F_Q) or length_status(qd, nb, F_QD) or length_status(tau, nb, F_TAU)
+          or length_status(qdd, nb, F_OUT))
+    if st:
+        return st
+    for k in range(3):
+        if bad(a_g[k]):
+            return status(NONFINITE, F_GRAVITY, k)
+    scale = 1.0
+    for i in range(nb):
+        scale += inertia[i, 0] + inertia[i, 4] + inertia[i, 5] + inertia[i, 6] + kin[i, 12]
+    for i in range(nb):
+        p, jtype, k = topo[i, 0], topo[i, 1], topo[i, 2]
+        if bad(q[k]):
+            return status(NONFINITE, F_Q, k)
+        if bad(qd[k]):
+            return status(NONFINITE, F_QD, k)
+        if bad(tau[k]):
+            return status(NONFINITE, F_TAU, k)
+        X, v, c, pA = ws[i, 0:12], ws[i, 12:18], ws[i, 18:24], ws[i, 24:30]
+        joint_xform(kin[i], jtype, q[k], X)
+        if p < 0:
+            v[:] = 0.0
+        else:
+            x_motion(X, ws[p, 12:18], v)
+        v[2 if jtype == REVOLUTE else 5] += qd[k]       # v_i = X v_p + S qd
+        c[:] = 0.0
+        add_cross_motion_S(v, jtype, qd[k], c)        # c_i = v_i x S qd
+        params_to_matrix(inertia[i], ws[i, 36:72])    # I^A_i = I_i
+        tmp = scratch[72:78]
+        inertia_mul(inertia[i], v, tmp)               # p^A_i = v x* I v - f_ext
+        pA[:] = 0.0
+        add_cross_force(v, tmp, pA)
+        if f_ext.shape[0] > 0:
+            for j in range(6):
+                pA[j] -= f_ext[i, j]
+    for i in range(nb - 1, -1, -1):
+        p, jtype, k = topo[i, 0], topo[i, 1], topo[i, 2]
+        s = 2 if jtype == REVOLUTE else 5
+        IA, U, pA, c = ws[i, 36:72], ws[i, 30:36], ws[i, 24:30], ws[i, 18:24]
+        for j in range(6):
+            U[j] = IA[6 * j + s]                      # U_i = I^A_i S_i
+        D = U[s] + kin[i, 12]                         # D_i = S^T U_i + Ia
+        if not D > 1e-14 * scale:
+            return status(SINGULAR, 0, k)
+        u = tau[k] - pA[s]                            # u_i = tau_i - S^T p^A_i
+        if friction:
+            u -= kin[i, 13] * qd[k] + kin[i, 14] * (math.copysign(1.0, qd[k]) if qd[k] != 0.0 else 0.0)
+        ws[i, 78], ws[i, 79] = D, u
+        if p >= 0:
+            Ia, pa = scratch[78:114], scratch[114:120]
+            for r in range(6):                        # I^a = I^A - U U^T / D
+                for cc in range(6):
+                    Ia[6 * r + cc] = IA[6 * r + cc] - U[r] * U[cc] / D
+            for r in range(6):                        # p^a = p^A + I^a c + U u / D
+                acc = pA[r] + U[r] * u / D
+                for cc in range(6):
+                    acc += Ia[6 * r + cc] * c[cc]
+                pa[r] = acc
+            add_xT_M_x(ws[i, 0:12], Ia, ws[p, 36:72], scratch)
+            add_xT_force(ws[i, 0:12], pa, ws[p, 24:30])
+    for i in range(nb):
+        p, jtype, k = topo[i, 0], topo[i, 1], topo[i, 2]
+        a, tmp = ws[i, 72:78], scratch[72:78]
+        if p < 0:  # a_0 = -a_g
+            tmp[:] = 0.0
+            tmp[3], tmp[4], tmp[5] = -a_g[0], -a_g[1], -a_g[2]
+            x_motion(ws[i, 0:12], tmp, a)
+        else:
+            x_motion(ws[i, 0:12], ws[p, 72:78], a)
+        for j in range(6):                            # a'_i = X a_p + c_i
+            a[j] += ws[i, 18 + j]
+        U = ws[i, 30:36]
+        acc = ws[i, 79]
+        for j in range(6):
+            acc -= U[j] * a[j]
+        qdd[k] = acc / ws[i, 78]                      # qdd_i = (u_i - U_i^T a'_i) / D_i
+        a[2 if jtype == REVOLUTE else 5] += qdd[k]    # a_i = a'_i + S qdd_i
+    return 0
+
+
+@jit
+def aba_one(topo, kin, inertia, a_g, q, qd, tau, f_ext, friction, qdd):
+    return aba(topo, kin, inertia, a_g, q, qd, tau, f_ext, friction, qdd, np.empty((topo.shape[0], WS)),
+               np.empty(120))
+
+
+@jit
+def aba_many(topo, kin, inertia, a_g, q, qd, tau, f_ext, friction, qdd):
+    ws, scratch = np.empty((topo.shape[0], WS)), np.empty(120)
+    none = np.empty((0, 6))
+    for s in range(q.shape[0]):
+        fe = f_ext[s] if f_ext.shape[0] > 0 else none
+        st = aba(topo, kin, inertia, a_g, q[s], qd[s], tau[s], fe, friction, qdd[s], ws, scratch)
+        if st != 0:
+            return st, s
+    return 0, 0

@@ -1,0 +1,138 @@
+"""Calling the JIT kernels: argument checks, stacking, status codes -> exceptions.
+
+Each kernel is compiled lazily, on the first call of its public function, for exactly the canonical
+argument types below (C-contiguous float64; model arrays read-only), and its dispatcher is then
+closed to new types. A call whose arguments already have those types goes straight to the kernel;
+anything else raises TypeError there and takes the slow path, which converts, validates and stacks.
+"""
+import numba as nb
+import numpy as np
+
+from ..model.errors import InputError
+from .spatial import LENGTH, NONFINITE, SINGULAR
+
+_f8, _i8, _b = nb.float64, nb.int64, nb.boolean
+
+
+def arr(ndim, dtype=_f8, readonly=False):
+    return nb.types.Array(dtype, ndim, "C", readonly=readonly)
+
+
+MODEL_ARGS = (arr(2, _i8, True), arr(2, readonly=True), arr(2, readonly=True))  # topo, kin, inertia
+GRAVITY_TYPES = (arr(1, readonly=True), arr(1))  # model.gravity, or a caller's own array
+
+FIELDS = {1: "q", 2: "qd", 3: "qdd", 4: "tau", 5: "gravity", 6: "out"}
+NO_FEXT = np.empty((0, 6))
+NO_FEXT_MANY = np.empty((0, 0, 6))
+
+
+class SingularMassMatrixError(InputError):
+    """Forward dynamics met a joint with no inertia behind it (a singular joint-space mass matrix)."""
+
+
+def close(kernel):
+    """Make the dispatcher refuse argument types it has not been compiled for (TypeError), instead of
+    compiling them. ``disable_compile`` asserts that a signature exists, so set its flag directly."""
+    kernel._can_compile = False
+
+
+def prepare(kernel, signatures):
+    """Compile ``kernel`` for ``signatures`` (from the on-disk cache when warm), then close it."""
+    if not getattr(kernel, "_rc_prepared", False):
+        kernel._can_compile = True
+        for sig in signatures:
+            kernel.compile(sig)
+        close(kernel)
+        kernel._rc_prepared = True
+
+
+def check(model, st, sample=None, fields=FIELDS):
+    """Raise the InputError that a non-zero kernel status stands for."""
+    if st == 0:
+        return
+    code, idx = divmod(int(st), 100000)
+    kind, field = divmod(code, 10)
+    name = fields.get(field, "input")
+    at = "" if sample is None else f" (sample {sample})"
+    if kind == LENGTH:
+        raise InputError(f"'{name}' has {idx} entries, expected {model.n} (joints {list(model.joint_names)}){at}")
+    if kind == NONFINITE:
+        if name == "gravity":
+            raise InputError(f"gravity[{idx}] is not finite{at}")
+        if name.startswith("base"):
+            raise InputError(f"'{name}'[{idx}] is not finite (NaN or inf){at}")
+        raise InputError(f"'{name}' of joint '{model.joint_names[idx]}' is not finite (NaN or inf){at}")
+    if kind == SINGULAR:
+        raise SingularMassMatrixError(
+            f"the mass matrix is singular at joint '{model.joint_names[idx]}': nothing with mass or rotor "
+            f"inertia moves with it (a massless chain end?){at}")
+    raise InputError(f"kernel status {st}{at}")
+
+
+def as_float(name, x):
+    try:
+        a = np.array(x, dtype=float, order="C")
+    except (TypeError, ValueError):
+        raise InputError(f"'{name}' must be an array of numbers, got {type(x).__name__}") from None
+    return a
+
+
+def joint_arrays(model, **named):
+    """Convert joint-space inputs to float64 arrays of shape (n,) or, if any is stacked, all (N, n).
+
+    Returns (list of arrays, N or None)."""
+    n = model.n
+    arrays, N = [], None
+    for name, x in named.items():
+        a = as_float(name, x)
+        if a.ndim not in (1, 2) or a.shape[-1] != n:
+            raise InputError(f"'{name}' must have shape ({n},) or (N, {n}) for joints {list(model.joint_names)}, "
+                             f"got {a.shape}")
+        if a.ndim == 2:
+            if N is not None and a.shape[0] != N:
+                raise InputError(f"'{name}' stacks {a.shape[0]} samples, others {N}")
+            N = a.shape[0]
+        arrays.append(a)
+    if N is not None:
+        arrays = [a if a.ndim == 2 else np.ascontiguousarray(np.broadcast_to(a, (N, n))) for a in arrays]
+    return arrays, N
+
+
+def vector(name, x, size, stacked_ok=True):
+    """A float64 array of shape (size,) or (N, size)."""
+    a = as_float(name, x)
+    if a.ndim not in ((1, 2) if stacked_ok else (1,)) or a.shape[-1] != size:
+        raise InputError(f"'{name}' must have {size} elements" + (f" (or shape (N, {size}))" if stacked_ok else "")
+                         + f", got shape {a.shape}")
+    if not np.isfinite(a).all():
+        raise InputError(f"'{name}' contains NaN or inf")
+    return a
+
+
+def gravity_arg(model, gravity):
+    return model.gravity if gravity is None else vector("gravity", gravity, 3, stacked_ok=False)
+
+
+def external_forces(model, f_ext, N):
+    """{link: [fx, fy, fz, tx, ty, tz]} (on the link, link frame, at its origin) -> body-coordinate
+    Featherstone forces [n; f], shape (nb, 6), or (N, nb, 6) when stacked."""
+    if not f_ext:
+        return (NO_FEXT if N is None else NO_FEXT_MANY), None
+    if not isinstance(f_ext, dict):
+        raise InputError("'f_ext' must map link names to wrenches [fx, fy, fz, tx, ty, tz]")
+    out = np.zeros((model.nb, 6) if N is None else (N, model.nb, 6))
+    base = np.zeros(6 if N is None else (N, 6))
+    for link, w in f_ext.items():
+        if link not in model.link_frames:
+            raise InputError(f"f_ext: unknown link '{link}' (links: {list(model.link_names)})")
+        w = vector(f"f_ext['{link}']", w, 6)
+        if w.ndim == 2 and (N is None or w.shape[0] != N):
+            raise InputError(f"f_ext['{link}'] stacks {w.shape[0]} samples but the joint inputs are not stacked alike")
+        body, T = model.link_frames[link]
+        R, p = T[:3, :3], T[:3, 3]
+        f = w[..., 0:3] @ R.T
+        n = w[..., 3:6] @ R.T + np.cross(p, f)
+        target = base if body < 0 else out[..., body, :]
+        target[..., 0:3] += n
+        target[..., 3:6] += f
+    return out, base

@@ -1,0 +1,8 @@
+"""Robot models: URDF and DH/MDH YAML parsed into a compact, immutable array description."""
+from .errors import InputError, ModelError
+from .model import PRISMATIC, REVOLUTE, Model
+from .urdf import load_urdf
+from .dh import load_dh
+from .load import load_model
+
+__all__ = ["Model", "ModelError", "InputError", "load_urdf", "load_dh", "load_model", "REVOLUTE", "PRISMATIC"]

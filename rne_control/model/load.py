@@ -1,0 +1,24 @@
+"""Load a model from a path or string, choosing the parser by content or file suffix."""
+import os
+
+from .dh import load_dh
+from .errors import ModelError
+from .urdf import load_urdf
+
+
+def load_model(source, joints=None, locked=None, floating_base=None, **kw):
+    """Load a URDF (path or XML string) or a DH YAML file (``.yaml``/``.yml``) into a Model.
+
+    ``floating_base=None`` keeps the file's own choice (DH YAML ``base:``; URDF: fixed).
+    """
+    if isinstance(source, str) and source.lstrip().startswith("<"):
+        return load_urdf(source, joints=joints, locked=locked, floating_base=bool(floating_base), **kw)
+    path = os.fspath(source)
+    ext = os.path.splitext(path)[1].lower()
+    if ext in (".yaml", ".yml"):
+        if kw:
+            raise ModelError(f"options {sorted(kw)} apply to URDF models only")
+        return load_dh(path, floating_base=floating_base, joints=joints, locked=locked)
+    if ext in (".urdf", ".xml"):
+        return load_urdf(path, joints=joints, locked=locked, floating_base=bool(floating_base), **kw)
+    raise ModelError(f"cannot tell the model format of '{path}' (expected .urdf, .xml, .yaml or .yml)")

@@ -1,0 +1,251 @@
+"""The compact, immutable array description of a rigid-body tree, and its builder.
+
+Bodies are numbered 0..nb-1 in topological order (a parent before its children); ``parent[i] = -1``
+means the base. Every body is attached by one 1-DOF joint whose axis has been rotated onto the body's
+z axis at load time, so the kernels only know two joint types: ``REVOLUTE`` (rotation about z) and
+``PRISMATIC`` (translation along z). Fixed joints (and locked ones) are folded into their parent body.
+
+Kernel arrays (all C-contiguous, read-only):
+
+- ``topo`` int64 (nb, 3): ``parent``, joint type, and the index of the joint in ``joint_names`` order.
+- ``kin`` float64 (nb, 15): ``E_tree`` (3x3, row-major; coordinate rotation from the parent body to the
+  pre-joint frame), ``r_tree`` (3; origin of the pre-joint frame in parent coordinates), then the joint's
+  rotor inertia ``Ia``, viscous ``Fv`` and Coulomb ``Fs`` friction. Together E_tree, r_tree are
+  Featherstone's X_tree = rot(E) xlt(r).
+- ``inertia`` float64 (nb + 1, 10): per body ``[m, h, I_o]`` (see spatial.py), body coordinates, and the
+  base body in the last row. This is the only part that changes at run time (payload): it is rebuilt
+  and swapped as one reference, so a reader always sees either the old or the new array.
+"""
+import threading
+import warnings
+
+import numpy as np
+
+from .errors import ModelError
+from .spatial import (align_z, body_params, check_inertia, inertia_matrix, inverse, transform,
+                      transform_params)
+
+REVOLUTE, PRISMATIC = 0, 1
+DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+
+
+def _readonly(a, dtype=float):
+    a = np.ascontiguousarray(np.array(a, dtype=dtype))
+    a.flags.writeable = False
+    return a
+
+
+class Model:
+    """A robot model: joint order, limits, gravity, and the kernel arrays described in this module.
+
+    Use :func:`rne_control.load_urdf` or :func:`rne_control.load_dh` to make one. Joint-space arrays
+    (q, qd, qdd, tau, limits) are in ``joint_names`` order, SI units (rad, m, N m, N).
+    """
+
+    def __init__(self, name, joint_names, link_names, topo, kin, inertia, link_frames, gravity,
+                 effort_limits, velocity_limits, floating_base, base_link, position_limits):
+        self.name = name
+        self.joint_names = tuple(joint_names)
+        self.link_names = tuple(link_names)
+        self.n = len(self.joint_names)
+        self.topo = _readonly(topo, np.int64).reshape(-1, 3)
+        self.kin = _readonly(kin).reshape(-1, 15)
+        self._inertia_model = _readonly(inertia).reshape(-1, 10)
+        self._inertia = self._inertia_model
+        self._payload = None
+        self._lock = threading.Lock()
+        # link name -> (body index or -1 for the base, 4x4 pose of the link frame in body coordinates)
+        self.link_frames = {k: (b, _readonly(T)) for k, (b, T) in link_frames.items()}
+        self.gravity = _readonly(gravity)
+        self.effort_limits = _readonly(effort_limits)
+        self.velocity_limits = _readonly(velocity_limits)
+        self.position_limits = _readonly(position_limits).reshape(-1, 2)
+        self.floating_base = bool(floating_base)
+        self.base_link = base_link
+        self.index = {name: i for i, name in enumerate(self.joint_names)}
+
+    @property
+    def nb(self):
+        return self.topo.shape[0]
+
+    @property
+    def inertia(self):
+        """The current (nb + 1, 10) inertial parameters, payload included (read-only)."""
+        return self._inertia
+
+    @property
+    def payload(self):
+        """The current payload as (link, mass, com, inertia6), or None."""
+        return self._payload
+
+    def set_payload(self, link, mass, com=(0.0, 0.0, 0.0), inertia=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)):
+        """Attach a rigid payload to ``link``, replacing any previous one, without rebuilding the model.
+
+        ``com`` (m) is in the link frame; ``inertia`` = [ixx, iyy, izz, ixy, ixz, iyz] (kg m^2) is about the
+        payload's COM in link-frame axes. The swap is atomic: concurrent dynamics calls see the old or the new
+        parameters, never a mixture.
+        """
+        if link not in self.link_frames:
+            raise ModelError(f"payload link '{link}' is not a link of model '{self.name}'")
+        com = np.asarray(com, float).reshape(-1)
+        inertia = np.asarray(inertia, float).reshape(-1)
+        if com.shape != (3,):
+            raise ModelError(f"payload com must have 3 elements, got {com.shape[0]}")
+        if inertia.shape != (6,):
+            raise ModelError(f"payload inertia must have 6 elements [ixx, iyy, izz, ixy, ixz, iyz], got {inertia.shape[0]}")
+        if not np.isfinite(com).all():
+            raise ModelError("payload com must be finite")
+        I_com = inertia_matrix(*inertia)
+        msg = check_inertia(float(mass), I_com, f"payload on link '{link}'")
+        if msg:
+            warnings.warn(msg, stacklevel=2)
+        body, T = self.link_frames[link]
+        new = np.array(self._inertia_model)
+        new[body] += transform_params(body_params(float(mass), com, I_com), T)
+        new.flags.writeable = False
+        with self._lock:
+            self._inertia = new
+            self._payload = (link, float(mass), tuple(com), tuple(inertia))
+
+    def clear_payload(self):
+        """Remove the payload (atomic swap back to the model's own parameters)."""
+        with self._lock:
+            self._inertia = self._inertia_model
+            self._payload = None
+
+    def joint_index(self, name):
+        try:
+            return self.index[name]
+        except KeyError:
+            raise ModelError(f"unknown joint '{name}' (model '{self.name}' has {list(self.joint_names)})") from None
+
+    def __repr__(self):
+        kind = "floating" if self.floating_base else "fixed"
+        return f"<rne_control.Model '{self.name}': {self.n} joints, {len(self.link_names)} links, {kind} base>"
+
+
+class Link:
+    """One link as a loader sees it, before folding. Poses are 4x4 transforms.
+
+    ``T_joint``: pose of the joint frame in the parent link's frame; ``axis``: unit joint axis in the
+    joint frame; ``T_post``: pose of the link frame in the moved joint frame (identity for URDF and
+    modified DH, Tx(a)Rx(alpha) for standard DH). ``inertial``: (mass, com, I_com) in the link frame.
+    """
+
+    __slots__ = ("name", "parent", "joint_name", "joint_type", "T_joint", "axis", "T_post", "inertial",
+                 "rotor", "viscous", "coulomb", "effort", "velocity", "lower", "upper")
+
+    def __init__(self, name, parent=None, joint_name=None, joint_type="fixed", T_joint=None, axis=(0, 0, 1),
+                 T_post=None, inertial=None, rotor=0.0, viscous=0.0, coulomb=0.0, effort=np.inf,
+                 velocity=np.inf, lower=-np.inf, upper=np.inf):
+        self.name, self.parent, self.joint_name, self.joint_type = name, parent, joint_name, joint_type
+        self.T_joint = np.eye(4) if T_joint is None else T_joint
+        self.axis = np.asarray(axis, float)
+        self.T_post = np.eye(4) if T_post is None else T_post
+        self.inertial = inertial
+        self.rotor, self.viscous, self.coulomb = rotor, viscous, coulomb
+        self.effort, self.velocity, self.lower, self.upper = effort, velocity, lower, upper
+
+
+def _joint_motion(kind, axis, q):
+    from .spatial import axis_angle
+    if kind == "prismatic":
+        return transform(p=np.asarray(axis) * q)
+    return transform(R=axis_angle(axis, q))
+
+
+def build_model(name, links, joints=None, locked=None, gravity=None, floating_base=False, default_order=None):
+    """Fold and pack a list of :class:`Link` (parents listed before children, root first) into a Model.
+
+    ``joints`` selects and orders the controlled joints (default: movable joints in list order); every
+    other movable joint is locked at ``locked.get(name, 0.0)`` and folded like a fixed joint.
+    ``default_order`` is the joint order when ``joints`` is None (URDF: document order).
+    """
+    locked = dict(locked or {})
+    movable = [lk.joint_name for lk in links if lk.parent is not None and lk.joint_type != "fixed"]
+    if len(set(movable)) != len(movable):
+        raise ModelError(f"model '{name}': duplicate joint names")
+    if joints is None:
+        joints = [j for j in default_order if j in movable] if default_order is not None else list(movable)
+    else:
+        joints = list(joints)
+        for j in joints:
+            if j not in movable:
+                raise ModelError(f"unknown or non-movable joint '{j}' in 'joints' (movable: {movable})")
+        if len(set(joints)) != len(joints):
+            raise ModelError("'joints' lists a joint twice")
+    for j in locked:
+        if j not in movable:
+            raise ModelError(f"unknown joint '{j}' in 'locked'")
+    qindex = {j: i for i, j in enumerate(joints)}
+
+    frames = {}          # link name -> (body, T_link_in_body)
+    topo, kin, params = [], [], []
+    base_params = np.zeros(10)
+    n = len(joints)
+    effort, velocity, plims = np.full(n, np.inf), np.full(n, np.inf), np.tile([-np.inf, np.inf], (n, 1))
+    for lk in links:
+        if lk.parent is None:
+            if frames:
+                raise ModelError(f"model '{name}': more than one root link ('{lk.name}')")
+            body, T = -1, np.eye(4)
+        else:
+            if lk.parent not in frames:
+                raise ModelError(f"link '{lk.name}': parent link '{lk.parent}' is unknown or listed after it")
+            pbody, T_pb = frames[lk.parent]
+            T_bJ = T_pb @ lk.T_joint
+            if lk.joint_type not in ("fixed", "revolute", "continuous", "prismatic"):
+                raise ModelError(f"joint '{lk.joint_name}': unsupported joint type '{lk.joint_type}'")
+            axis = lk.axis
+            if lk.joint_type != "fixed":
+                norm = np.linalg.norm(axis)
+                if not np.isfinite(norm) or norm < 1e-12:
+                    raise ModelError(f"joint '{lk.joint_name}': axis {axis.tolist()} is zero or not finite")
+                axis = axis / norm
+            kind = "prismatic" if lk.joint_type == "prismatic" else "revolute"
+            if lk.joint_type == "fixed" or lk.joint_name not in qindex:
+                q0 = float(locked.get(lk.joint_name, 0.0)) if lk.joint_type != "fixed" else 0.0
+                M = _joint_motion(kind, axis, q0) if lk.joint_type != "fixed" else np.eye(4)
+                body, T = pbody, T_bJ @ M @ lk.T_post
+            else:
+                R_align = align_z(axis)
+                T_pre = T_bJ @ transform(R=R_align)
+                body = len(topo)
+                k = qindex[lk.joint_name]
+                topo.append((pbody, PRISMATIC if kind == "prismatic" else REVOLUTE, k))
+                kin.append(np.concatenate([T_pre[:3, :3].T.ravel(), T_pre[:3, 3],
+                                           [lk.rotor, lk.viscous, lk.coulomb]]))
+                params.append(np.zeros(10))
+                T = transform(R=R_align.T) @ lk.T_post
+                for field, val in (("rotor_inertia", lk.rotor), ("viscous", lk.viscous), ("coulomb", lk.coulomb)):
+                    if not np.isfinite(val) or val < 0:
+                        raise ModelError(f"joint '{lk.joint_name}': {field} must be finite and >= 0, got {val}")
+                for field, val in (("effort limit", lk.effort), ("velocity limit", lk.velocity)):
+                    if np.isnan(val) or val <= 0:
+                        raise ModelError(f"joint '{lk.joint_name}': {field} must be > 0, got {val}")
+                effort[k], velocity[k] = lk.effort, lk.velocity
+                plims[k] = (lk.lower, lk.upper)
+        if lk.name in frames:
+            raise ModelError(f"model '{name}': duplicate link name '{lk.name}'")
+        frames[lk.name] = (body, T)
+        if lk.inertial is not None:
+            mass, com, I_com = lk.inertial
+            msg = check_inertia(float(mass), I_com, f"link '{lk.name}'")
+            if msg:
+                warnings.warn(msg, stacklevel=3)
+            p = transform_params(body_params(float(mass), com, I_com), T)
+            if body < 0:
+                base_params += p
+            else:
+                params[body] += p
+    if not topo:
+        raise ModelError(f"model '{name}' has no movable joint to control")
+    g = np.asarray(DEFAULT_GRAVITY if gravity is None else gravity, float).reshape(-1)
+    if g.shape != (3,) or not np.isfinite(g).all():
+        raise ModelError(f"gravity must be 3 finite numbers, got {g.tolist()}")
+    root = links[0].name
+    return Model(name, joints, [lk.name for lk in links], topo, kin, params + [base_params], frames, g,
+                 effort, velocity, floating_base, root, plims)
+
+
+__all__ = ["Model", "Link", "build_model", "REVOLUTE", "PRISMATIC", "inverse"]

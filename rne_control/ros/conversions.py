@@ -1,0 +1,190 @@
+"""Conversions between ROS messages and the control layer's arrays.
+
+``~/controller_state`` layout (std_msgs/Float64MultiArray)
+-----------------------------------------------------------
+``layout.dim[0]``: label ``"field"``, size F = 15, stride F*n;
+``layout.dim[1]``: label ``"joint"``, size n (the ``joints`` parameter, in
+that order), stride n; ``data_offset`` 0. Element (f, j) is ``data[f*n + j]``.
+Rows (``STATE_FIELDS``):
+
+==  ======================  ==================================================
+ 0  position_desired        q_d (rad or m)
+ 1  velocity_desired        qd_d
+ 2  acceleration_desired    qdd_d
+ 3  position_measured       q
+ 4  velocity_measured       qd (estimated if /joint_states has no velocities)
+ 5  position_error          q_d - q
+ 6  velocity_error          qd_d - qd
+ 7  effort_command          the published command (after ramp and clamp)
+ 8  effort_law              the law's torque before ramp and clamp = rows 9..14
+ 9  effort_inertial         M(q) qdd_d (computed_torque only)
+10  effort_coriolis         C(q, qd) qd (modes with measured velocity)
+11  effort_gravity          g(q) (modes with gravity)
+12  effort_feedback         M(q)(Kd e_dot + Kp e) in computed_torque, hold PD otherwise
+13  effort_friction         Fs sign(qd) + Fv qd (with friction_compensation)
+14  effort_base             what a moving / free-floating base adds (0 on a fixed base)
+==  ======================  ==================================================
+"""
+from __future__ import annotations
+
+import array
+import math
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..control import _kernels as K
+
+STATE_FIELDS = (
+    "position_desired", "velocity_desired", "acceleration_desired",
+    "position_measured", "velocity_measured", "position_error", "velocity_error",
+    "effort_command", "effort_law",
+    "effort_inertial", "effort_coriolis", "effort_gravity", "effort_feedback", "effort_friction", "effort_base",
+)
+
+
+def stamp_to_sec(stamp) -> float:
+    return float(stamp.sec) + 1e-9 * float(stamp.nanosec)
+
+
+def duration_to_sec(d) -> float:
+    return float(d.sec) + 1e-9 * float(d.nanosec)
+
+
+def float_buffer(n: int) -> Tuple[array.array, np.ndarray]:
+    """An array.array('d') for a message field and a numpy view sharing its memory."""
+    buf = array.array("d", bytes(8 * n))
+    view = np.frombuffer(buf, dtype=np.float64) if n else np.zeros(0)
+    return buf, view
+
+
+class JointStateError(ValueError):
+    pass
+
+
+class JointStateMapper:
+    """Map sensor_msgs/JointState messages by name onto the model's joint order.
+
+    * Joints are matched by name in any order; joints the model does not know are ignored.
+    * Every controlled joint must be present; uncontrolled model joints are taken when present
+      and otherwise keep their previous (initially their locked) value.
+    * Position/velocity/effort arrays must have one value per name (velocity/effort may be empty).
+    * NaN or inf in a used position or velocity rejects the message.
+    * Empty velocities are estimated by a first-order filtered difference of positions.
+
+    :meth:`update` validates into staging buffers and only commits on success, so a
+    rejected message leaves ``q``/``qd`` untouched. Raises :class:`JointStateError`.
+    """
+
+    def __init__(self, model_joint_names: Sequence[str], controlled: Sequence[str],
+                 initial_q=None, velocity_cutoff_hz: float = 50.0):
+        self.model_joint_names = tuple(model_joint_names)
+        self.controlled = tuple(controlled)
+        self.n = len(self.model_joint_names)
+        self._model_index = {nm: i for i, nm in enumerate(self.model_joint_names)}
+        self._controlled_set = set(self.controlled)
+        self.q = np.zeros(self.n) if initial_q is None else np.array(initial_q, dtype=float)
+        self.qd = np.zeros(self.n)
+        self._q_stage = self.q.copy()
+        self._qd_stage = self.qd.copy()
+        self._q_prev = self.q.copy()
+        self._t_prev = None
+        self.velocity_cutoff_hz = float(velocity_cutoff_hz)
+        self.estimating_velocity = False
+        self._names_cache: Optional[List[str]] = None
+        self._src_idx = np.zeros(0, dtype=np.int64)
+        self._dst_idx = np.zeros(0, dtype=np.int64)
+
+    def _build_map(self, names: List[str]) -> None:
+        src, dst = [], []
+        seen = set()
+        for k, nm in enumerate(names):
+            if nm in seen:
+                raise JointStateError("joint %r appears twice in name" % nm)
+            seen.add(nm)
+            i = self._model_index.get(nm)
+            if i is not None:
+                src.append(k)
+                dst.append(i)
+        missing = [nm for nm in self.controlled if nm not in seen]
+        if missing:
+            if len(missing) == len(self.controlled):
+                raise JointStateError("no controlled joint in the message (names: %s)" % ", ".join(names[:8]))
+            raise JointStateError("controlled joint(s) missing: %s" % ", ".join(missing))
+        self._src_idx = np.asarray(src, dtype=np.int64)
+        self._dst_idx = np.asarray(dst, dtype=np.int64)
+        self._names_cache = list(names)
+
+    def update(self, names, position, velocity, t: float) -> None:
+        """Commit one message's values (names/position/velocity sequences) received at time t."""
+        nn = len(names)
+        if len(position) != nn:
+            raise JointStateError("position has %d values for %d names" % (len(position), nn))
+        nv = len(velocity)
+        if nv != 0 and nv != nn:
+            raise JointStateError("velocity has %d values for %d names" % (nv, nn))
+        if self._names_cache is None or names != self._names_cache:
+            self._build_map(list(names))
+        pos = position if isinstance(position, np.ndarray) else np.frombuffer(position, dtype=np.float64) \
+            if isinstance(position, array.array) else np.asarray(position, dtype=float)
+        np.copyto(self._q_stage, self.q)
+        if not K.gather(pos, self._src_idx, self._q_stage, self._dst_idx):
+            raise JointStateError("non-finite position")
+        np.copyto(self._qd_stage, self.qd)
+        if nv:
+            vel = velocity if isinstance(velocity, np.ndarray) else np.frombuffer(velocity, dtype=np.float64) \
+                if isinstance(velocity, array.array) else np.asarray(velocity, dtype=float)
+            if not K.gather(vel, self._src_idx, self._qd_stage, self._dst_idx):
+                raise JointStateError("non-finite velocity")
+            self.estimating_velocity = False
+        else:
+            self.estimating_velocity = True
+            if self._t_prev is not None and t > self._t_prev:
+                dt = t - self._t_prev
+                tau = 1.0 / (2.0 * math.pi * self.velocity_cutoff_hz)
+                alpha = dt / (tau + dt)
+                # qd += alpha * ((q - q_prev)/dt - qd)
+                for i in self._dst_idx:
+                    raw = (self._q_stage[i] - self._q_prev[i]) / dt
+                    self._qd_stage[i] += alpha * (raw - self._qd_stage[i])
+        np.copyto(self.q, self._q_stage)
+        np.copyto(self.qd, self._qd_stage)
+        np.copyto(self._q_prev, self.q)
+        self._t_prev = t
+
+
+def trajectory_fields(msg):
+    """(names, times, positions, velocities, accelerations, start_time or None) of a JointTrajectory."""
+    names = list(msg.joint_names)
+    times, P, V, A = [], [], [], []
+    for pt in msg.points:
+        times.append(duration_to_sec(pt.time_from_start))
+        P.append(list(pt.positions))
+        V.append(list(pt.velocities))
+        A.append(list(pt.accelerations))
+    st = msg.header.stamp
+    start = None if (st.sec == 0 and st.nanosec == 0) else stamp_to_sec(st)
+    return names, times, P, V, A, start
+
+
+def odometry_fields(msg):
+    """(orientation xyzw, twist [v; w] in the child (base) frame) of a nav_msgs/Odometry."""
+    o = msg.pose.pose.orientation
+    tw = msg.twist.twist
+    quat = np.array([o.x, o.y, o.z, o.w], dtype=float)
+    twist = np.array([tw.linear.x, tw.linear.y, tw.linear.z, tw.angular.x, tw.angular.y, tw.angular.z])
+    if not (np.all(np.isfinite(quat)) and np.all(np.isfinite(twist))):
+        raise ValueError("non-finite odometry")
+    if np.linalg.norm(quat) < 1e-9:
+        raise ValueError("zero quaternion in odometry")
+    return quat, twist
+
+
+def accel_fields(msg):
+    """(classical linear acceleration of the base origin, angular acceleration), base frame."""
+    a = msg.accel
+    lin = np.array([a.linear.x, a.linear.y, a.linear.z], dtype=float)
+    ang = np.array([a.angular.x, a.angular.y, a.angular.z], dtype=float)
+    if not (np.all(np.isfinite(lin)) and np.all(np.isfinite(ang))):
+        raise ValueError("non-finite acceleration")
+    return lin, ang

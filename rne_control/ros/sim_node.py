@@ -1,0 +1,590 @@
+"""``rne_sim``: a simulated robot driver integrating the forward dynamics of an rne_control model.
+
+The embedded default plant of ``rne_controller``.  It behaves like an effort-controlled robot driver:
+
+* subscribes to effort commands on ``command_topic`` (std_msgs/Float64MultiArray in ``joints``
+  order, or sensor_msgs/JointState with efforts mapped by name when ``command_type: joint_state``);
+* holds its brakes (joints still, zero applied effort) until the first command arrives, and again
+  whenever no command has come for ``command_timeout`` seconds;
+* integrates ``forward_dynamics`` (``floating_forward_dynamics`` for a floating-base model) at
+  ``sim_rate`` with RK4 (or semi-implicit Euler with ``substeps``), in real time;
+* publishes ``/joint_states`` (stamped; names, positions, velocities, applied efforts) at
+  ``publish_rate`` and, for a floating base, the base state on ``base_odometry`` (nav_msgs/Odometry,
+  relative name: pose of the base in ``odom_frame``, twist in the base frame = ``child_frame_id``).
+
+**Lockstep mode** (``lockstep: true``, for deterministic tests; the controller runs with
+``use_sim_time: true``): the simulator publishes ``/joint_states`` (and odometry) of step k, then
+``/clock`` = t_k.  It advances by one control period (``control_period``, or 1/``control_rate``)
+only when a command arrives after that publication, applying that command over the period.  If
+none comes within ``lockstep_timeout`` wall seconds (``lockstep_idle_timeout`` while no controller
+has answered yet, i.e. at start-up or after a timed-out step), it advances anyway with the brakes
+held, so that a late-starting controller (whose sim-time timer needs the clock to move) never
+deadlocks.
+
+The node publishes nothing before its dynamics kernels are compiled (each one is called once at
+start-up) and exits with code 0 on SIGINT.
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import rclpy
+from rclpy.clock import Clock, ClockType
+from rclpy.exceptions import ParameterUninitializedException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rcl_interfaces.msg import ParameterDescriptor
+
+from builtin_interfaces.msg import Time as TimeMsg
+from nav_msgs.msg import Odometry
+from rosgraph_msgs.msg import Clock as ClockMsg
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+
+import rne_control as rc
+
+NODE_NAME = "rne_sim"
+
+
+# --------------------------------------------------------------------------- helpers
+def resolve_model_path(name: str) -> Path:
+    """Resolve ``model_file``: absolute, else relative to the installed share folder, else the checkout."""
+    try:
+        from rne_control.ros import paths as _paths
+
+        _resolve = getattr(_paths, "resolve_model_file", None) or getattr(_paths, "resolve_model_path", None)
+    except ImportError:
+        _resolve = None
+    if _resolve is not None:
+        return Path(_resolve(name))
+    p = Path(os.path.expanduser(name))
+    if p.is_absolute():
+        return p
+    cands = []
+    try:
+        from ament_index_python.packages import get_package_share_directory
+
+        cands.append(Path(get_package_share_directory("rne_control")) / p)
+    except Exception:
+        pass
+    cands.append(Path(__file__).resolve().parents[2] / p)
+    cands.append(Path.cwd() / p)
+    for c in cands:
+        if c.exists():
+            return c
+    raise FileNotFoundError(f"model_file '{name}' not found (tried {', '.join(map(str, cands))})")
+
+
+def _declare(node: Node, name: str, ptype, default=None, description: str = ""):
+    """Declare a typed parameter; an integer (array) given for a double (array) is accepted."""
+    overrides = getattr(node, "_parameter_overrides", {})
+    ov = overrides.get(name)
+    if ov is not None:
+        if ptype == Parameter.Type.DOUBLE and ov.type_ == Parameter.Type.INTEGER:
+            overrides[name] = Parameter(name, Parameter.Type.DOUBLE, float(ov.value))
+        elif ptype == Parameter.Type.DOUBLE_ARRAY and ov.type_ == Parameter.Type.INTEGER_ARRAY:
+            overrides[name] = Parameter(name, Parameter.Type.DOUBLE_ARRAY, [float(v) for v in ov.value])
+    desc = ParameterDescriptor(description=description, read_only=False)
+    if default is None:
+        node.declare_parameter(name, ptype, desc)
+    else:
+        node.declare_parameter(name, default, desc)
+    try:
+        return node.get_parameter(name).value
+    except ParameterUninitializedException:  # typed, no value: "unset"
+        return None
+
+
+def _quat_mul(a, b):
+    """Hamilton product of quaternions (x, y, z, w)."""
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return np.array([
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+        aw * bw - ax * bx - ay * by - az * bz,
+    ])
+
+
+def _quat_to_rot(qt):
+    x, y, z, w = qt
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+    ])
+
+
+def _quat_exp(w, dt):
+    """Quaternion of the rotation by angular velocity w over dt."""
+    th = np.linalg.norm(w) * dt
+    if th < 1e-12:
+        h = 0.5 * dt * np.asarray(w)
+        q = np.array([h[0], h[1], h[2], 1.0])
+        return q / np.linalg.norm(q)
+    axis = np.asarray(w) / np.linalg.norm(w)
+    s = math.sin(0.5 * th)
+    return np.array([axis[0] * s, axis[1] * s, axis[2] * s, math.cos(0.5 * th)])
+
+
+def _ns_to_time(ns: int) -> TimeMsg:
+    return TimeMsg(sec=int(ns // 1_000_000_000), nanosec=int(ns % 1_000_000_000))
+
+
+# --------------------------------------------------------------------------- node
+class SimNode(Node):
+    def __init__(self, **kwargs):
+        super().__init__(NODE_NAME, **kwargs)
+        T = Parameter.Type
+        p = {}
+        p["model_file"] = _declare(self, "model_file", T.STRING, "", "URDF or DH YAML path (absolute or relative to the share folder)")
+        p["robot_description"] = _declare(self, "robot_description", T.STRING, "", "URDF XML string")
+        p["joints"] = _declare(self, "joints", T.STRING_ARRAY, None, "commanded joints and command order; unset: all movable joints")
+        p["initial_positions"] = _declare(self, "initial_positions", T.DOUBLE_ARRAY, None, "in 'joints' order; unset: zeros")
+        p["initial_velocities"] = _declare(self, "initial_velocities", T.DOUBLE_ARRAY, None, "in 'joints' order; unset: zeros")
+        p["initial_base_position"] = _declare(self, "initial_base_position", T.DOUBLE_ARRAY, None, "floating base: [x, y, z]")
+        p["initial_base_orientation"] = _declare(self, "initial_base_orientation", T.DOUBLE_ARRAY, None, "floating base: quaternion [x, y, z, w]")
+        p["sim_rate"] = _declare(self, "sim_rate", T.DOUBLE, 2000.0, "integration rate, Hz")
+        p["integrator"] = _declare(self, "integrator", T.STRING, "rk4", "rk4 | semi_implicit")
+        p["substeps"] = _declare(self, "substeps", T.INTEGER, 1, "integration substeps per 1/sim_rate")
+        p["publish_rate"] = _declare(self, "publish_rate", T.DOUBLE, 1000.0, "joint state rate, Hz (real-time mode)")
+        p["command_topic"] = _declare(self, "command_topic", T.STRING, "/effort_controller/commands")
+        p["command_type"] = _declare(self, "command_type", T.STRING, "float64_multi_array", "float64_multi_array | joint_state")
+        p["command_timeout"] = _declare(self, "command_timeout", T.DOUBLE, 0.1, "brakes engage after this long without a command, s")
+        p["joint_states_topic"] = _declare(self, "joint_states_topic", T.STRING, "/joint_states")
+        p["odometry_topic"] = _declare(self, "odometry_topic", T.STRING, "base_odometry")
+        p["odom_frame"] = _declare(self, "odom_frame", T.STRING, "world")
+        p["base_frame"] = _declare(self, "base_frame", T.STRING, "", "unset: the model's base link")
+        p["gravity"] = _declare(self, "gravity", T.DOUBLE_ARRAY, None, "unset: the model's gravity")
+        p["friction"] = _declare(self, "friction", T.BOOL, True, "plant includes the model's friction")
+        p["joint_damping"] = _declare(self, "joint_damping", T.DOUBLE_ARRAY, None, "extra viscous damping per joint (model mismatch), N m s/rad")
+        p["effort_limits"] = _declare(self, "effort_limits", T.DOUBLE_ARRAY, None, "unset: the model's limits")
+        p["clamp_efforts"] = _declare(self, "clamp_efforts", T.BOOL, True)
+        p["position_noise"] = _declare(self, "position_noise", T.DOUBLE, 0.0, "std dev of measured positions, rad")
+        p["velocity_noise"] = _declare(self, "velocity_noise", T.DOUBLE, 0.0, "std dev of measured velocities, rad/s")
+        p["noise_seed"] = _declare(self, "noise_seed", T.INTEGER, 0)
+        p["lockstep"] = _declare(self, "lockstep", T.BOOL, False, "publish /clock and advance only on commands")
+        p["control_rate"] = _declare(self, "control_rate", T.DOUBLE, 500.0, "lockstep: controller rate, Hz")
+        p["control_period"] = _declare(self, "control_period", T.DOUBLE, 0.0, "lockstep: step, s (0: 1/control_rate)")
+        p["lockstep_timeout"] = _declare(self, "lockstep_timeout", T.DOUBLE, 1.0, "lockstep: wall s to wait for a command")
+        p["lockstep_idle_timeout"] = _declare(self, "lockstep_idle_timeout", T.DOUBLE, 0.1, "lockstep: wall s per step while no controller answers")
+        p["start_time"] = _declare(self, "start_time", T.DOUBLE, 1.0, "lockstep: sim time of step 0, s")
+        self.p = p
+        self._validate_params()
+
+        self.model = None
+        self._ready = False
+        self._desc_sub = None
+        if p["robot_description"] or p["model_file"]:
+            self._setup(p["robot_description"] or None)
+        else:
+            self.get_logger().info("no model_file / robot_description: waiting for /robot_description")
+            qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+            self._desc_sub = self.create_subscription(String, "/robot_description", self._on_description, qos)
+
+    # ------------------------------------------------------------------ setup
+    def _validate_params(self):
+        p = self.p
+        for k in ("sim_rate", "publish_rate", "control_rate"):
+            if not (math.isfinite(p[k]) and p[k] > 0):
+                raise ValueError(f"parameter '{k}' must be > 0")
+        if p["integrator"] not in ("rk4", "semi_implicit"):
+            raise ValueError("parameter 'integrator' must be rk4 or semi_implicit")
+        if p["substeps"] < 1:
+            raise ValueError("parameter 'substeps' must be >= 1")
+        if p["command_type"] not in ("float64_multi_array", "joint_state"):
+            raise ValueError("parameter 'command_type' must be float64_multi_array or joint_state")
+        for k in ("position_noise", "velocity_noise", "command_timeout", "control_period"):
+            if not (math.isfinite(p[k]) and p[k] >= 0):
+                raise ValueError(f"parameter '{k}' must be >= 0")
+
+    def _on_description(self, msg):
+        if self.model is not None:
+            return
+        try:
+            self._setup(msg.data)
+        except Exception as e:  # keep waiting for a usable description
+            self.get_logger().error(f"cannot use /robot_description: {e}")
+
+    def _load(self, xml, joints=None, locked=None):
+        if xml:
+            return rc.load_model(xml, joints=joints, locked=locked)
+        return rc.load_model(str(resolve_model_path(self.p["model_file"])), joints=joints, locked=locked)
+
+    def _vec(self, name, n, default, allow_scalar=True):
+        v = self.p[name]
+        if v is None or len(v) == 0:
+            return np.full(n, default, dtype=float)
+        v = np.asarray(v, dtype=float)
+        if allow_scalar and v.size == 1:
+            v = np.full(n, float(v[0]))
+        if v.shape != (n,) or not np.all(np.isfinite(v) | (name == "effort_limits")):
+            raise ValueError(f"parameter '{name}' must have {n} finite values (got {v.tolist()})")
+        return v
+
+    def _setup(self, xml):
+        p = self.p
+        full = self._load(xml)
+        movable = list(full.joint_names)
+        joints = list(p["joints"]) if p["joints"] else movable
+        unknown = [j for j in joints if j not in movable]
+        if unknown:
+            raise ValueError(f"unknown joints {unknown} (model joints: {movable})")
+        self.locked_names = [j for j in movable if j not in joints]
+        if self.locked_names:
+            model = self._load(xml, joints=joints, locked={j: 0.0 for j in self.locked_names})
+        else:
+            model = full
+        self.model = model
+        n = self.n = model.n
+        self.joints = list(model.joint_names)  # == joints
+        self.floating = bool(getattr(model, "floating_base", False))
+
+        self.q = self._vec("initial_positions", n, 0.0, allow_scalar=False)
+        self.qd = self._vec("initial_velocities", n, 0.0, allow_scalar=False)
+        self.damping = self._vec("joint_damping", n, 0.0)
+        if np.any(self.damping < 0):
+            raise ValueError("joint_damping must be >= 0")
+        lim = self._vec("effort_limits", n, np.inf)
+        if p["effort_limits"] is None:
+            lim = np.asarray(model.effort_limits, dtype=float).copy()
+        if np.any(np.isnan(lim)) or np.any(lim <= 0):
+            raise ValueError("effort_limits must be > 0")
+        self.effort_limits = lim
+        self.gravity = None
+        if p["gravity"] is not None and len(p["gravity"]) > 0:
+            g = np.asarray(p["gravity"], dtype=float)
+            if g.shape != (3,) or not np.all(np.isfinite(g)):
+                raise ValueError("gravity must have 3 finite values")
+            self.gravity = g
+            try:
+                model.gravity = g  # best effort: Model.gravity is the source of truth of the kernels
+            except Exception:
+                pass
+        self.friction = bool(p["friction"])
+
+        if self.floating:
+            self.base_p = self._vec("initial_base_position", 3, 0.0, allow_scalar=False)
+            qb = p["initial_base_orientation"]
+            qb = np.array([0.0, 0.0, 0.0, 1.0]) if not qb else np.asarray(qb, dtype=float)
+            if qb.shape != (4,) or not np.all(np.isfinite(qb)) or np.linalg.norm(qb) < 1e-9:
+                raise ValueError("initial_base_orientation must be a quaternion [x, y, z, w]")
+            self.base_q = qb / np.linalg.norm(qb)
+            self.base_v = np.zeros(6)
+            self.base_frame = p["base_frame"] or (getattr(model, "base_link", None) or "base")
+            if not isinstance(self.base_frame, str):
+                self.base_frame = getattr(self.base_frame, "name", "base")
+
+        # integration
+        self.dt_sim = 1.0 / p["sim_rate"]
+        self.h = self.dt_sim / p["substeps"]
+        self.rk4 = p["integrator"] == "rk4"
+        self.tau = np.zeros(n)           # applied effort (clamped command, 0 under brakes)
+        self.cmd = np.zeros(n)
+        self.have_cmd = False
+        self.braked = True
+        self.last_cmd_wall = -1e9
+        self.rng = np.random.default_rng(p["noise_seed"] or None)
+        self.bad_commands = 0
+        self._warned_bad = 0.0
+
+        # compile kernels before anything is published
+        t0 = time.monotonic()
+        self._accel(self.q, self.qd, np.zeros(n))
+        if self.floating:
+            try:
+                rc.base_twist_from_momentum(model, self.q, np.zeros(n), None, self.base_q)
+            except Exception:
+                pass
+        self.get_logger().info(
+            f"model '{model.name}': {n} joints {self.joints}{' (floating base)' if self.floating else ''}"
+            f"{', locked ' + str(self.locked_names) if self.locked_names else ''}; kernels ready in "
+            f"{time.monotonic() - t0:.2f} s")
+
+        # messages and publishers
+        self.js_pub = self.create_publisher(JointState, p["joint_states_topic"], 10)
+        self.js_msg = JointState()
+        self.js_msg.name = self.joints + self.locked_names
+        self.n_locked = len(self.locked_names)
+        self.odom_pub = None
+        if self.floating:
+            self.odom_pub = self.create_publisher(Odometry, p["odometry_topic"], 10)
+            self.odom_msg = Odometry()
+            self.odom_msg.header.frame_id = p["odom_frame"]
+            self.odom_msg.child_frame_id = self.base_frame
+        if p["command_type"] == "joint_state":
+            self.create_subscription(JointState, p["command_topic"], self._on_joint_state_command, 10)
+        else:
+            self.create_subscription(Float64MultiArray, p["command_topic"], self._on_array_command, 10)
+
+        self.steady = Clock(clock_type=ClockType.STEADY_TIME)
+        if p["lockstep"]:
+            self.clock_pub = self.create_publisher(ClockMsg, "/clock", 10)
+            period = p["control_period"] if p["control_period"] > 0 else 1.0 / p["control_rate"]
+            self.ls_period_ns = int(round(period * 1e9))
+            self.ls_substeps = max(1, int(round(period / self.dt_sim)))
+            self.ls_h = period / self.ls_substeps
+            self.t_ns = int(round(p["start_time"] * 1e9))
+            self.ls_answered = False   # did the controller answer the previous step?
+            self.ls_steps = 0
+            self.ls_timeouts = 0
+            self._ls_publish()
+            self.create_timer(0.005, self._ls_watchdog, clock=self.steady)
+            self.get_logger().info(
+                f"lockstep: period {period * 1e3:.3f} ms ({self.ls_substeps} x {self.ls_h * 1e3:.3f} ms "
+                f"{'RK4' if self.rk4 else 'semi-implicit'} steps), /clock from {p['start_time']} s")
+        else:
+            self.t0_ros_ns = self.get_clock().now().nanoseconds
+            self.t0_wall = time.monotonic()
+            self.sim_steps = 0
+            self.max_catchup = max(1, int(0.05 / self.dt_sim))  # never integrate more than 50 ms at once
+            self.create_timer(1.0 / p["publish_rate"], self._rt_tick, clock=self.steady)
+            self.get_logger().info(
+                f"real time: {p['sim_rate']:.0f} Hz {'RK4' if self.rk4 else 'semi-implicit'}, "
+                f"joint states at {p['publish_rate']:.0f} Hz")
+        self._ready = True
+
+    # ------------------------------------------------------------------ dynamics
+    def _accel(self, q, qd, tau, V=None, Q=None):
+        """Joint accelerations (and base acceleration for a floating base)."""
+        t = tau - self.damping * qd
+        if self.floating:
+            V = np.zeros(6) if V is None else V
+            Q = np.array([0.0, 0.0, 0.0, 1.0]) if Q is None else Q
+            qdd, a = rc.floating_forward_dynamics(self.model, q, qd, t, V, Q)
+            return np.asarray(qdd, dtype=float), np.asarray(a, dtype=float)
+        return np.asarray(rc.forward_dynamics(self.model, q, qd, t, friction=self.friction), dtype=float)
+
+    def _step(self, h):
+        """Advance the state by h with the applied effort self.tau (or hold the brakes)."""
+        tau = self.tau
+        if self.braked:
+            self.qd[:] = 0.0
+            if self.floating:
+                self._brake_base()
+                self.base_p = self.base_p + h * (_quat_to_rot(self.base_q) @ self.base_v[:3])
+                self.base_q = _quat_mul(self.base_q, _quat_exp(self.base_v[3:], h))
+            return
+        if not self.floating:
+            q, qd = self.q, self.qd
+            if self.rk4:
+                a1 = self._accel(q, qd, tau)
+                q2, v2 = q + 0.5 * h * qd, qd + 0.5 * h * a1
+                a2 = self._accel(q2, v2, tau)
+                q3, v3 = q + 0.5 * h * v2, qd + 0.5 * h * a2
+                a3 = self._accel(q3, v3, tau)
+                q4, v4 = q + h * v3, qd + h * a3
+                a4 = self._accel(q4, v4, tau)
+                self.q = q + (h / 6.0) * (qd + 2 * v2 + 2 * v3 + v4)
+                self.qd = qd + (h / 6.0) * (a1 + 2 * a2 + 2 * a3 + a4)
+            else:
+                a = self._accel(q, qd, tau)
+                self.qd = qd + h * a
+                self.q = q + h * self.qd
+            return
+        # floating base: state (q, qd, p, Q, V)
+        if self.rk4:
+            def f(q, qd, Q, V):
+                Qn = Q / np.linalg.norm(Q)
+                qdd, a = self._accel(q, qd, tau, V, Qn)
+                pdot = _quat_to_rot(Qn) @ V[:3]
+                Qdot = 0.5 * _quat_mul(Qn, np.array([V[3], V[4], V[5], 0.0]))
+                return qd, qdd, pdot, Qdot, a
+
+            q, qd, P, Q, V = self.q, self.qd, self.base_p, self.base_q, self.base_v
+            k1 = f(q, qd, Q, V)
+            k2 = f(q + 0.5 * h * k1[0], qd + 0.5 * h * k1[1], Q + 0.5 * h * k1[3], V + 0.5 * h * k1[4])
+            k3 = f(q + 0.5 * h * k2[0], qd + 0.5 * h * k2[1], Q + 0.5 * h * k2[3], V + 0.5 * h * k2[4])
+            k4 = f(q + h * k3[0], qd + h * k3[1], Q + h * k3[3], V + h * k3[4])
+            comb = [(a + 2 * b + 2 * c + d) * (h / 6.0) for a, b, c, d in zip(k1, k2, k3, k4)]
+            self.q = q + comb[0]
+            self.qd = qd + comb[1]
+            self.base_p = P + comb[2]
+            Qn = Q + comb[3]
+            self.base_q = Qn / np.linalg.norm(Qn)
+            self.base_v = V + comb[4]
+        else:
+            qdd, a = self._accel(self.q, self.qd, tau, self.base_v, self.base_q)
+            self.qd = self.qd + h * qdd
+            self.base_v = self.base_v + h * a
+            self.q = self.q + h * self.qd
+            self.base_p = self.base_p + h * (_quat_to_rot(self.base_q) @ self.base_v[:3])
+            self.base_q = _quat_mul(self.base_q, _quat_exp(self.base_v[3:], h))
+            self.base_q /= np.linalg.norm(self.base_q)
+
+    def _brake_base(self):
+        """Joints braked: the base moves so that the total momentum stays zero (free floating)."""
+        try:
+            self.base_v = np.asarray(
+                rc.base_twist_from_momentum(self.model, self.q, np.zeros(self.n), None, self.base_q), dtype=float)
+        except Exception:
+            self.base_v = np.zeros(6)
+
+    # ------------------------------------------------------------------ commands
+    def _warn_bad(self, why):
+        self.bad_commands += 1
+        now = time.monotonic()
+        if now - self._warned_bad > 2.0:
+            self._warned_bad = now
+            self.get_logger().warning(f"ignoring command ({self.bad_commands} so far): {why}")
+
+    def _accept(self, u):
+        if not np.all(np.isfinite(u)):
+            self._warn_bad("non-finite effort")
+            return
+        if self.p["clamp_efforts"]:
+            np.clip(u, -self.effort_limits, self.effort_limits, out=u)
+        self.cmd = u
+        self.have_cmd = True
+        self.last_cmd_wall = time.monotonic()
+        if self.p["lockstep"]:
+            self._ls_on_command()
+
+    def _on_array_command(self, msg):
+        if not self._ready:
+            return
+        if len(msg.data) != self.n:
+            self._warn_bad(f"{len(msg.data)} efforts for {self.n} joints")
+            return
+        self._accept(np.array(msg.data, dtype=float))
+
+    def _on_joint_state_command(self, msg):
+        if not self._ready:
+            return
+        if len(msg.effort) != len(msg.name):
+            self._warn_bad("effort and name lengths differ")
+            return
+        idx = {nm: i for i, nm in enumerate(msg.name)}
+        missing = [j for j in self.joints if j not in idx]
+        if missing:
+            self._warn_bad(f"missing joints {missing}")
+            return
+        self._accept(np.array([msg.effort[idx[j]] for j in self.joints], dtype=float))
+
+    # ------------------------------------------------------------------ publishing
+    def _publish(self, stamp_ns):
+        stamp = _ns_to_time(stamp_ns)
+        q, qd = self.q, self.qd
+        pn, vn = self.p["position_noise"], self.p["velocity_noise"]
+        if pn > 0:
+            q = q + self.rng.normal(0.0, pn, self.n)
+        if vn > 0:
+            qd = qd + self.rng.normal(0.0, vn, self.n)
+        m = self.js_msg
+        m.header.stamp = stamp
+        z = [0.0] * self.n_locked
+        m.position = q.tolist() + z
+        m.velocity = qd.tolist() + z
+        m.effort = self.tau.tolist() + z
+        self.js_pub.publish(m)
+        if self.odom_pub is not None:
+            o = self.odom_msg
+            o.header.stamp = stamp
+            pp, qq, vv = o.pose.pose.position, o.pose.pose.orientation, self.base_v
+            pp.x, pp.y, pp.z = (float(x) for x in self.base_p)
+            qq.x, qq.y, qq.z, qq.w = (float(x) for x in self.base_q)
+            tl, ta = o.twist.twist.linear, o.twist.twist.angular
+            tl.x, tl.y, tl.z, ta.x, ta.y, ta.z = (float(x) for x in vv)
+            self.odom_pub.publish(o)
+
+    # ------------------------------------------------------------------ real time
+    def _rt_tick(self):
+        now = time.monotonic()
+        if now - self.last_cmd_wall > self.p["command_timeout"]:
+            if not self.braked:
+                self.get_logger().info("no command for command_timeout: brakes on", throttle_duration_sec=5.0)
+            self.braked = True
+            self.tau[:] = 0.0
+        elif self.have_cmd:
+            if self.braked:
+                self.get_logger().info("commands arriving: brakes released", throttle_duration_sec=5.0)
+            self.braked = False
+            self.tau = self.cmd.copy()
+        target = int((now - self.t0_wall) / self.dt_sim)
+        steps = target - self.sim_steps
+        if steps > self.max_catchup:  # we fell behind (machine busy): drop the backlog
+            self.sim_steps = target - self.max_catchup
+            steps = self.max_catchup
+        for _ in range(max(0, steps)):
+            for _ in range(self.p["substeps"]):
+                self._step(self.h)
+        self.sim_steps += max(0, steps)
+        self._publish(self.t0_ros_ns + int(round(self.sim_steps * self.dt_sim * 1e9)))
+
+    # ------------------------------------------------------------------ lockstep
+    def _ls_publish(self):
+        self._publish(self.t_ns)
+        self.clock_pub.publish(ClockMsg(clock=_ns_to_time(self.t_ns)))
+        self.ls_pub_wall = time.monotonic()
+        self.ls_waiting = True
+
+    def _ls_advance(self, commanded: bool):
+        self.ls_waiting = False
+        if commanded:
+            self.braked = False
+            self.tau = self.cmd.copy()
+        else:
+            self.braked = True
+            self.tau[:] = 0.0
+        for _ in range(self.ls_substeps):
+            self._step(self.ls_h)
+        self.t_ns += self.ls_period_ns
+        self.ls_steps += 1
+        self.ls_answered = commanded
+        self._ls_publish()
+
+    def _ls_on_command(self):
+        if self.ls_waiting:
+            self._ls_advance(True)
+
+    def _ls_watchdog(self):
+        if not self.ls_waiting:
+            return
+        limit = self.p["lockstep_timeout"] if self.ls_answered else self.p["lockstep_idle_timeout"]
+        if time.monotonic() - self.ls_pub_wall > limit:
+            if self.ls_answered:
+                self.ls_timeouts += 1
+                self.get_logger().warning(
+                    f"lockstep: no command for {limit:.2f} s at t={self.t_ns * 1e-9:.3f}: "
+                    f"advancing with brakes ({self.ls_timeouts} timeouts)")
+            self._ls_advance(False)
+
+
+def main(args=None):
+    rclpy.init(args=args)
+    node = None
+    code = 0
+    try:
+        node = SimNode()
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except Exception as e:  # configuration errors: readable message, non-zero exit
+        import traceback
+
+        traceback.print_exc()
+        print(f"[{NODE_NAME}] fatal: {e}", file=sys.stderr)
+        code = 1
+    finally:
+        if node is not None:
+            try:
+                node.destroy_node()
+            except Exception:
+                pass
+        rclpy.try_shutdown()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
