@@ -59,7 +59,14 @@ def config(name: str) -> str:
 
 
 def console_command(executable: str) -> list[str]:
-    """argv prefix that runs a console script (installed script, else ``python -m``)."""
+    """argv prefix that runs a console script (installed script, else ``python -m``).
+
+    ``RNE_TEST_EXE_<NAME>`` (e.g. RNE_TEST_EXE_RNE_CONTROLLER) in the environment, a
+    whitespace-separated command, replaces the executable (to test another build of it).
+    """
+    override = os.environ.get("RNE_TEST_EXE_" + executable.upper())
+    if override:
+        return override.split()
     bindir = Path(sys.executable).parent
     cand = bindir / executable
     if cand.exists() and os.access(cand, os.X_OK):

@@ -240,6 +240,20 @@ class ControlLaw:
         self.last_base_output = acc
         return tau
 
+    def effective_gravity(self, base_state: Optional[BaseState] = None) -> np.ndarray:
+        """Gravity in base coordinates for the current base (zero when free-floating)."""
+        if self.base == "free_floating":
+            return self._zero3
+        if self.base == "moving" and base_state is not None:
+            return quat_to_matrix(base_state.orientation).T @ self.gravity
+        return self.gravity
+
+    def hold_torque(self, q, base_state: Optional[BaseState] = None, out=None):
+        """Gravity torques of configuration q, no velocity or feedback terms (stale-state hold)."""
+        out = self.tau if out is None else out
+        self._g(self.model, q, gravity=self.effective_gravity(base_state), out=out)
+        return out
+
     # ------------------------------------------------------------- compute
     def compute(self, q, qd, q_d, qd_d, qdd_d, feedback_scale: float = 1.0,
                 base_state: Optional[BaseState] = None):
@@ -304,12 +318,7 @@ class ControlLaw:
         s = float(feedback_scale)
         use_vel, use_grav, _ = _MODE_TERMS[mode]
         m = self.model
-        g = self.gravity
-        if self.base == "moving":
-            bs = base_state if base_state is not None else BaseState()
-            g = quat_to_matrix(bs.orientation).T @ g
-        elif self.base == "free_floating":
-            g = self._zero3
+        g = self.effective_gravity(base_state)
         zero = np.zeros(n)
         if use_grav:
             out["gravity"][:] = self._g(m, q, gravity=g)

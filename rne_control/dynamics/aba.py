@@ -4,13 +4,13 @@ O(n), the same recursion as Nasser's hinge-acceleration algorithm (seed 002) and
 direct model (§3.3.2). The rotor inertia Ia adds to D_i = S_i^T U_i; friction is subtracted from tau.
 A joint whose D_i vanishes (a massless chain end) makes the mass matrix singular: status SINGULAR.
 """
-import math
-
 import numpy as np
 
-from .spatial import (F_GRAVITY, F_OUT, F_QD, F_Q, F_TAU, length_status, NONFINITE, REVOLUTE, SINGULAR, add_cross_force,
-                      add_cross_motion_S, add_xT_force, bad, inertia_mul, jit, joint_xform, status, x_motion)
+from .spatial import (F_GRAVITY, F_OUT, F_Q, F_QD, F_TAU, FRICTION, FS, FV, IA, NONFINITE, REVOLUTE, SINGULAR,
+                      add_cross_force, add_cross_motion_S, add_xT_force, bad, body, inertia_mul, jit, joint_xform,
+                      length_status, sgn, status, x_motion)
 
+NO_FEXT = np.empty((0, 6))
 WS = 80  # X_up 0:12, v 12:18, c 18:24, p^A 24:30, U 30:36, I^A 36:72 (6x6), a 72:78, D 78, u 79
 
 
@@ -61,20 +61,21 @@ def add_xT_M_x(X, M, out, scratch):
 
 
 @jit
-def aba(topo, kin, inertia, a_g, q, qd, tau, f_ext, friction, qdd, ws, scratch):
-    nb = topo.shape[0]
+def aba(tree, dyn, q, qd, tau, f_ext, flags, qdd, ws, scratch):
+    nb = tree.shape[0]
     st = (length_status(q, nb, F_Q) or length_status(qd, nb, F_QD) or length_status(tau, nb, F_TAU)
           or length_status(qdd, nb, F_OUT))
     if st:
         return st
+    a_g = dyn[nb + 1, 0:3]
     for k in range(3):
         if bad(a_g[k]):
             return status(NONFINITE, F_GRAVITY, k)
     scale = 1.0
     for i in range(nb):
-        scale += inertia[i, 0] + inertia[i, 4] + inertia[i, 5] + inertia[i, 6] + kin[i, 12]
+        scale += dyn[i, 0] + dyn[i, 4] + dyn[i, 5] + dyn[i, 6] + tree[i, IA]
     for i in range(nb):
-        p, jtype, k = topo[i, 0], topo[i, 1], topo[i, 2]
+        p, jtype, k = body(tree, i)
         if bad(q[k]):
             return status(NONFINITE, F_Q, k)
         if bad(qd[k]):
@@ -82,7 +83,7 @@ def aba(topo, kin, inertia, a_g, q, qd, tau, f_ext, friction, qdd, ws, scratch):
         if bad(tau[k]):
             return status(NONFINITE, F_TAU, k)
         X, v, c, pA = ws[i, 0:12], ws[i, 12:18], ws[i, 18:24], ws[i, 24:30]
-        joint_xform(kin[i], jtype, q[k], X)
+        joint_xform(tree[i], jtype, q[k], X)
         if p < 0:
             v[:] = 0.0
         else:
@@ -90,41 +91,41 @@ def aba(topo, kin, inertia, a_g, q, qd, tau, f_ext, friction, qdd, ws, scratch):
         v[2 if jtype == REVOLUTE else 5] += qd[k]       # v_i = X v_p + S qd
         c[:] = 0.0
         add_cross_motion_S(v, jtype, qd[k], c)        # c_i = v_i x S qd
-        params_to_matrix(inertia[i], ws[i, 36:72])    # I^A_i = I_i
+        params_to_matrix(dyn[i], ws[i, 36:72])    # I^A_i = I_i
         tmp = scratch[72:78]
-        inertia_mul(inertia[i], v, tmp)               # p^A_i = v x* I v - f_ext
+        inertia_mul(dyn[i], v, tmp)               # p^A_i = v x* I v - f_ext
         pA[:] = 0.0
         add_cross_force(v, tmp, pA)
         if f_ext.shape[0] > 0:
             for j in range(6):
                 pA[j] -= f_ext[i, j]
     for i in range(nb - 1, -1, -1):
-        p, jtype, k = topo[i, 0], topo[i, 1], topo[i, 2]
+        p, jtype, k = body(tree, i)
         s = 2 if jtype == REVOLUTE else 5
-        IA, U, pA, c = ws[i, 36:72], ws[i, 30:36], ws[i, 24:30], ws[i, 18:24]
+        I_A, U, pA, c = ws[i, 36:72], ws[i, 30:36], ws[i, 24:30], ws[i, 18:24]
         for j in range(6):
-            U[j] = IA[6 * j + s]                      # U_i = I^A_i S_i
-        D = U[s] + kin[i, 12]                         # D_i = S^T U_i + Ia
+            U[j] = I_A[6 * j + s]                      # U_i = I^A_i S_i
+        D = U[s] + tree[i, IA]                        # D_i = S^T U_i + Ia
         if not D > 1e-14 * scale:
             return status(SINGULAR, 0, k)
         u = tau[k] - pA[s]                            # u_i = tau_i - S^T p^A_i
-        if friction:
-            u -= kin[i, 13] * qd[k] + kin[i, 14] * (math.copysign(1.0, qd[k]) if qd[k] != 0.0 else 0.0)
+        if flags & FRICTION:
+            u -= tree[i, FV] * qd[k] + tree[i, FS] * sgn(qd[k])
         ws[i, 78], ws[i, 79] = D, u
         if p >= 0:
-            Ia, pa = scratch[78:114], scratch[114:120]
+            I_a, pa = scratch[78:114], scratch[114:120]
             for r in range(6):                        # I^a = I^A - U U^T / D
                 for cc in range(6):
-                    Ia[6 * r + cc] = IA[6 * r + cc] - U[r] * U[cc] / D
+                    I_a[6 * r + cc] = I_A[6 * r + cc] - U[r] * U[cc] / D
             for r in range(6):                        # p^a = p^A + I^a c + U u / D
                 acc = pA[r] + U[r] * u / D
                 for cc in range(6):
-                    acc += Ia[6 * r + cc] * c[cc]
+                    acc += I_a[6 * r + cc] * c[cc]
                 pa[r] = acc
-            add_xT_M_x(ws[i, 0:12], Ia, ws[p, 36:72], scratch)
+            add_xT_M_x(ws[i, 0:12], I_a, ws[p, 36:72], scratch)
             add_xT_force(ws[i, 0:12], pa, ws[p, 24:30])
     for i in range(nb):
-        p, jtype, k = topo[i, 0], topo[i, 1], topo[i, 2]
+        p, jtype, k = body(tree, i)
         a, tmp = ws[i, 72:78], scratch[72:78]
         if p < 0:  # a_0 = -a_g
             tmp[:] = 0.0
@@ -144,18 +145,16 @@ def aba(topo, kin, inertia, a_g, q, qd, tau, f_ext, friction, qdd, ws, scratch):
 
 
 @jit
-def aba_one(topo, kin, inertia, a_g, q, qd, tau, f_ext, friction, qdd):
-    return aba(topo, kin, inertia, a_g, q, qd, tau, f_ext, friction, qdd, np.empty((topo.shape[0], WS)),
-               np.empty(120))
+def aba_one(tree, dyn, q, qd, tau, flags, qdd):
+    return aba(tree, dyn, q, qd, tau, NO_FEXT, flags, qdd, np.empty((tree.shape[0], WS)), np.empty(120))
 
 
 @jit
-def aba_many(topo, kin, inertia, a_g, q, qd, tau, f_ext, friction, qdd):
-    ws, scratch = np.empty((topo.shape[0], WS)), np.empty(120)
-    none = np.empty((0, 6))
+def aba_many(tree, dyn, q, qd, tau, f_ext, flags, qdd):
+    ws, scratch = np.empty((tree.shape[0], WS)), np.empty(120)
     for s in range(q.shape[0]):
-        fe = f_ext[s] if f_ext.shape[0] > 0 else none
-        st = aba(topo, kin, inertia, a_g, q[s], qd[s], tau[s], fe, friction, qdd[s], ws, scratch)
+        fe = f_ext[s] if f_ext.shape[0] > 0 else NO_FEXT
+        st = aba(tree, dyn, q[s], qd[s], tau[s], fe, flags, qdd[s], ws, scratch)
         if st != 0:
             return st, s
     return 0, 0

@@ -4,52 +4,45 @@ Each function takes single samples of shape (n,) or stacked samples of shape (N,
 not stacked are broadcast), and returns (n,) / (N, n), or (n, n) / (N, n, n) for the mass matrix. On a
 floating-base model these functions hold the base fixed at the identity pose.
 
-The first ``try`` in each function is the fast path (see calls.py); its ``except TypeError`` falls back
-to the checked, stacking path.
+The ``try`` in each function is the fast path (see calls.py); its ``except TypeError`` falls back to the
+checked path, which stacks single samples as N = 1 and calls the many-sample kernel.
 """
-import numba as nb
 import numpy as np
 
 from . import aba, crba, gravity as grav, rnea
-from .calls import GRAVITY_TYPES, MODEL_ARGS, NO_FEXT, arr, check, close, external_forces, gravity_arg, joint_arrays, prepare
+from .calls import FLAGS, MODEL, NO_FEXT_MANY, arr, check, close, external_forces, joint_arrays, model_dyn, prepare
+from .spatial import CORIOLIS_ONLY, FRICTION
 
-_f1, _f2, _f3, _B = arr(1), arr(2), arr(3), nb.boolean
+_f1, _f2, _f3 = arr(1), arr(2), arr(3)
 
-
-def _sigs(one_args, many_args, with_gravity=True):
-    gs = GRAVITY_TYPES if with_gravity else [()]
-    wrap = (lambda g: (g,)) if with_gravity else (lambda g: ())
-    return ([(*MODEL_ARGS, *wrap(g), *one_args) for g in gs], [(*MODEL_ARGS, *wrap(g), *many_args) for g in gs])
-
-
-KERNELS = {  # kernel pair -> signatures
-    "rnea": (rnea.rnea_one, rnea.rnea_many, _sigs((_f1, _f1, _f1, _f2, _B, _f1), (_f2, _f2, _f2, _f3, _B, _f2))),
-    "gravity": (grav.gravity_one, grav.gravity_many, _sigs((_f1, _f1), (_f2, _f2))),
-    "crba": (crba.crba_one, crba.crba_many, _sigs((_f1, _f2), (_f2, _f3), with_gravity=False)),
-    "aba": (aba.aba_one, aba.aba_many, _sigs((_f1, _f1, _f1, _f2, _B, _f1), (_f2, _f2, _f2, _f3, _B, _f2))),
+KERNELS = {  # name -> (one-sample kernel, its signature, many-sample kernel, its signature)
+    "rnea": (rnea.rnea_one, (*MODEL, _f1, _f1, _f1, FLAGS, _f1),
+             rnea.rnea_many, (*MODEL, _f2, _f2, _f2, _f3, FLAGS, _f2)),
+    "gravity": (grav.gravity_one, (*MODEL, _f1, _f1), grav.gravity_many, (*MODEL, _f2, _f2)),
+    "crba": (crba.crba_one, (*MODEL, _f1, _f2), crba.crba_many, (*MODEL, _f2, _f3)),
+    "aba": (aba.aba_one, (*MODEL, _f1, _f1, _f1, FLAGS, _f1),
+            aba.aba_many, (*MODEL, _f2, _f2, _f2, _f3, FLAGS, _f2)),
 }
-for _one, _many, _ in KERNELS.values():
+for _one, _, _many, _ in KERNELS.values():
     close(_one)
     close(_many)
 
 
-def _checked(model, kernel, inputs, a_g=None, f_ext=None, flags=(), out_shape=None):
-    """Slow path: compile if needed, validate and stack the inputs, call the one- or many-sample kernel."""
-    one, many, sigs = KERNELS[kernel]
-    prepare(one, sigs[0])
-    prepare(many, sigs[1])
+def checked_call(model, name, inputs, dyn=None, f_ext=None, flags=None, out_shape=None):
+    """Slow path: compile if needed, validate and stack the inputs, call the many-sample kernel."""
+    one, one_sig, many, many_sig = KERNELS[name]
+    prepare(one, [one_sig])
+    prepare(many, [many_sig])
     arrays, N = joint_arrays(model, **inputs)
-    head = (model.topo, model.kin, model.inertia) + (() if a_g is None else (a_g,))
-    fe = () if f_ext is None else (external_forces(model, f_ext, N)[0],)
-    out_shape = out_shape or (model.n,)
-    if N is None:
-        out = np.empty(out_shape)
-        check(model, one(*head, *arrays, *fe, *flags, out))
-    else:
-        out = np.empty((N, *out_shape))
-        st, s = many(*head, *arrays, *fe, *flags, out)
-        check(model, st, s)
-    return out
+    single = N is None
+    if single:
+        arrays, N = [a[None] for a in arrays], 1
+    extra = () if f_ext is None else (external_forces(model, f_ext, N)[0],)
+    extra += () if flags is None else (flags,)
+    out = np.empty((N, *(out_shape or (model.n,))))
+    st, s = many(model.tree, model.dyn if dyn is None else dyn, *arrays, *extra, out)
+    check(model, st, None if single else s)
+    return out[0] if single else out
 
 
 def _into(out, res):
@@ -67,71 +60,58 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, gravity=None, friction=True,
     origin; stacked wrenches have shape (N, 6). ``gravity`` (m/s^2, base frame) overrides the model's.
     ``out``: optional preallocated float64 array of shape (n,) written in place.
     """
-    if f_ext is None:
+    if f_ext is None and gravity is None:
         try:
             res = np.empty(model.n) if out is None else out
-            st = rnea.rnea_one(model.topo, model.kin, model._inertia, model.gravity if gravity is None else gravity,
-                               q, qd, qdd, NO_FEXT, friction, res)
+            st = rnea.rnea_one(model.tree, model._dyn, q, qd, qdd, FRICTION if friction else 0, res)
         except TypeError:
             pass
         else:
             check(model, st)
             return res
-    return _into(out, _checked(model, "rnea", dict(q=q, qd=qd, qdd=qdd), gravity_arg(model, gravity), f_ext or {},
-                               (bool(friction),)))
+    return _into(out, checked_call(model, "rnea", dict(q=q, qd=qd, qdd=qdd), model_dyn(model, gravity),
+                                   f_ext or {}, FRICTION if friction else 0))
 
 
 def gravity_torques(model, q, gravity=None, out=None):
     """Gravity torques g(q) (N m, N): what holds the robot still against ``gravity`` (m/s^2, base frame)."""
-    try:
-        res = np.empty(model.n) if out is None else out
-        st = grav.gravity_one(model.topo, model.kin, model._inertia, model.gravity if gravity is None else gravity,
-                              q, res)
-    except TypeError:
-        pass
-    else:
-        check(model, st)
-        return res
-    return _into(out, _checked(model, "gravity", dict(q=q), gravity_arg(model, gravity)))
-
-
-_ZERO3 = np.zeros(3)
-_ZERO3.flags.writeable = False
-_ZEROS = {}
-
-
-def _zeros(n):
-    z = _ZEROS.get(n)
-    if z is None:
-        z = _ZEROS[n] = np.zeros(n)
-    return z
+    if gravity is None:
+        try:
+            res = np.empty(model.n) if out is None else out
+            st = grav.gravity_one(model.tree, model._dyn, q, res)
+        except TypeError:
+            pass
+        else:
+            check(model, st)
+            return res
+    return _into(out, checked_call(model, "gravity", dict(q=q), model_dyn(model, gravity)))
 
 
 def coriolis_torques(model, q, qd, out=None):
     """Coriolis and centrifugal torques C(q, qd) qd (N m, N): no gravity, acceleration, friction or rotor terms."""
     try:
         res = np.empty(model.n) if out is None else out
-        st = rnea.rnea_one(model.topo, model.kin, model._inertia, _ZERO3, q, qd, _zeros(model.n), NO_FEXT, False, res)
+        st = rnea.rnea_one(model.tree, model._dyn, q, qd, q, CORIOLIS_ONLY, res)  # qdd unused
     except TypeError:
         pass
     else:
         check(model, st)
         return res
-    (qa, qda), N = joint_arrays(model, q=q, qd=qd)
-    return _into(out, _checked(model, "rnea", dict(q=qa, qd=qda, qdd=np.zeros_like(qa)), np.zeros(3), {}, (False,)))
+    (qa, qda), _ = joint_arrays(model, q=q, qd=qd)
+    return _into(out, checked_call(model, "rnea", dict(q=qa, qd=qda, qdd=qa), None, {}, CORIOLIS_ONLY))
 
 
 def mass_matrix(model, q):
     """Joint-space inertia matrix H(q) (kg m^2, kg), symmetric positive definite, rotor inertia on the diagonal."""
     try:
         H = np.empty((model.n, model.n))
-        st = crba.crba_one(model.topo, model.kin, model._inertia, q, H)
+        st = crba.crba_one(model.tree, model._dyn, q, H)
     except TypeError:
         pass
     else:
         check(model, st)
         return H
-    return _checked(model, "crba", dict(q=q), out_shape=(model.n, model.n))
+    return checked_call(model, "crba", dict(q=q), out_shape=(model.n, model.n))
 
 
 def forward_dynamics(model, q, qd, tau, f_ext=None, friction=True, gravity=None):
@@ -139,15 +119,14 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, friction=True, gravity=None)
     algorithm. Rotor inertia included; friction subtracted from tau when ``friction=True``; ``f_ext`` as in
     :func:`inverse_dynamics`. Raises SingularMassMatrixError (an InputError) if the mass matrix is singular.
     """
-    if f_ext is None:
+    if f_ext is None and gravity is None:
         try:
             res = np.empty(model.n)
-            st = aba.aba_one(model.topo, model.kin, model._inertia, model.gravity if gravity is None else gravity,
-                             q, qd, tau, NO_FEXT, friction, res)
+            st = aba.aba_one(model.tree, model._dyn, q, qd, tau, FRICTION if friction else 0, res)
         except TypeError:
             pass
         else:
             check(model, st)
             return res
-    return _checked(model, "aba", dict(q=q, qd=qd, tau=tau), gravity_arg(model, gravity), f_ext or {},
-                    (bool(friction),))
+    return checked_call(model, "aba", dict(q=q, qd=qd, tau=tau), model_dyn(model, gravity), f_ext or {},
+                        FRICTION if friction else 0)

@@ -11,18 +11,15 @@ import numpy as np
 from ..model.errors import InputError
 from .spatial import LENGTH, NONFINITE, SINGULAR
 
-_f8, _i8, _b = nb.float64, nb.int64, nb.boolean
 
 
-def arr(ndim, dtype=_f8, readonly=False):
-    return nb.types.Array(dtype, ndim, "C", readonly=readonly)
+def arr(ndim, readonly=False):
+    return nb.types.Array(nb.float64, ndim, "C", readonly=readonly)
 
 
-MODEL_ARGS = (arr(2, _i8, True), arr(2, readonly=True), arr(2, readonly=True))  # topo, kin, inertia
-GRAVITY_TYPES = (arr(1, readonly=True), arr(1))  # model.gravity, or a caller's own array
-
-FIELDS = {1: "q", 2: "qd", 3: "qdd", 4: "tau", 5: "gravity", 6: "out"}
-NO_FEXT = np.empty((0, 6))
+MODEL = (arr(2, readonly=True), arr(2, readonly=True))  # model.tree, model.dyn
+FLAGS = nb.int64
+FIELDS = {1: "q", 2: "qd", 3: "qdd", 4: "tau", 5: "gravity", 6: "out", 7: "base"}
 NO_FEXT_MANY = np.empty((0, 0, 6))
 
 
@@ -109,30 +106,36 @@ def vector(name, x, size, stacked_ok=True):
     return a
 
 
-def gravity_arg(model, gravity):
-    return model.gravity if gravity is None else vector("gravity", gravity, 3, stacked_ok=False)
+def model_dyn(model, gravity):
+    """The model's kernel buffer, or a read-only copy of it with ``gravity`` (m/s^2) in place of its own."""
+    if gravity is None:
+        return model.dyn
+    dyn = np.array(model.dyn)
+    dyn[-1, :3] = vector("gravity", gravity, 3, stacked_ok=False)
+    dyn.flags.writeable = False
+    return dyn
 
 
 def external_forces(model, f_ext, N):
     """{link: [fx, fy, fz, tx, ty, tz]} (on the link, link frame, at its origin) -> body-coordinate
-    Featherstone forces [n; f], shape (nb, 6), or (N, nb, 6) when stacked."""
+    Featherstone forces [n; f] of shape (N, nb, 6), and the part on the base body, (N, 6)."""
     if not f_ext:
-        return (NO_FEXT if N is None else NO_FEXT_MANY), None
+        return NO_FEXT_MANY, np.zeros((N, 6))
     if not isinstance(f_ext, dict):
         raise InputError("'f_ext' must map link names to wrenches [fx, fy, fz, tx, ty, tz]")
-    out = np.zeros((model.nb, 6) if N is None else (N, model.nb, 6))
-    base = np.zeros(6 if N is None else (N, 6))
+    out = np.zeros((N, model.nb, 6))
+    base = np.zeros((N, 6))
     for link, w in f_ext.items():
         if link not in model.link_frames:
             raise InputError(f"f_ext: unknown link '{link}' (links: {list(model.link_names)})")
         w = vector(f"f_ext['{link}']", w, 6)
-        if w.ndim == 2 and (N is None or w.shape[0] != N):
-            raise InputError(f"f_ext['{link}'] stacks {w.shape[0]} samples but the joint inputs are not stacked alike")
+        if w.ndim == 2 and w.shape[0] != N:
+            raise InputError(f"f_ext['{link}'] stacks {w.shape[0]} samples, the joint inputs {N}")
         body, T = model.link_frames[link]
         R, p = T[:3, :3], T[:3, 3]
         f = w[..., 0:3] @ R.T
         n = w[..., 3:6] @ R.T + np.cross(p, f)
-        target = base if body < 0 else out[..., body, :]
+        target = base if body < 0 else out[:, body, :]
         target[..., 0:3] += n
         target[..., 3:6] += f
     return out, base

@@ -6,33 +6,34 @@ tau_i = S_i^T f_i with f_i = -(gravity wrench on the subtree) = [-(h^c x g_i); -
 """
 import numpy as np
 
-from .spatial import F_GRAVITY, F_OUT, F_Q, NONFINITE, length_status, REVOLUTE, bad, jit, joint_xform, status
+from .spatial import F_GRAVITY, F_OUT, F_Q, NONFINITE, REVOLUTE, bad, body, jit, joint_xform, length_status, status
 
 WS = 19  # X_up 0:12, g_i 12:15, m^c 15, h^c 16:19
 
 
 @jit
-def gravity(topo, kin, inertia, a_g, q, tau, ws):
-    nb = topo.shape[0]
+def gravity(tree, dyn, q, tau, ws):
+    nb = tree.shape[0]
     st = length_status(q, nb, F_Q) or length_status(tau, nb, F_OUT)
     if st:
         return st
+    a_g = dyn[nb + 1, 0:3]
     for k in range(3):
         if bad(a_g[k]):
             return status(NONFINITE, F_GRAVITY, k)
     for i in range(nb):
-        p, jtype, k = topo[i, 0], topo[i, 1], topo[i, 2]
+        p, jtype, k = body(tree, i)
         if bad(q[k]):
             return status(NONFINITE, F_Q, k)
         X = ws[i, 0:12]
-        joint_xform(kin[i], jtype, q[k], X)
+        joint_xform(tree[i], jtype, q[k], X)
         gp = a_g if p < 0 else ws[p, 12:15]
         for j in range(3):  # g_i = E g_parent
             ws[i, 12 + j] = X[3 * j] * gp[0] + X[3 * j + 1] * gp[1] + X[3 * j + 2] * gp[2]
-        ws[i, 15] = inertia[i, 0]
-        ws[i, 16], ws[i, 17], ws[i, 18] = inertia[i, 1], inertia[i, 2], inertia[i, 3]
+        for j in range(4):  # m^c_i = m_i, h^c_i = h_i
+            ws[i, 15 + j] = dyn[i, j]
     for i in range(nb - 1, -1, -1):
-        p, jtype, k = topo[i, 0], topo[i, 1], topo[i, 2]
+        p, jtype, k = body(tree, i)
         g0, g1, g2 = ws[i, 12], ws[i, 13], ws[i, 14]
         m, h0, h1, h2 = ws[i, 15], ws[i, 16], ws[i, 17], ws[i, 18]
         if jtype == REVOLUTE:
@@ -48,15 +49,15 @@ def gravity(topo, kin, inertia, a_g, q, tau, ws):
 
 
 @jit
-def gravity_one(topo, kin, inertia, a_g, q, tau):
-    return gravity(topo, kin, inertia, a_g, q, tau, np.empty((topo.shape[0], WS)))
+def gravity_one(tree, dyn, q, tau):
+    return gravity(tree, dyn, q, tau, np.empty((tree.shape[0], WS)))
 
 
 @jit
-def gravity_many(topo, kin, inertia, a_g, q, tau):
-    ws = np.empty((topo.shape[0], WS))
+def gravity_many(tree, dyn, q, tau):
+    ws = np.empty((tree.shape[0], WS))
     for s in range(q.shape[0]):
-        st = gravity(topo, kin, inertia, a_g, q[s], tau[s], ws)
+        st = gravity(tree, dyn, q[s], tau[s], ws)
         if st != 0:
             return st, s
     return 0, 0

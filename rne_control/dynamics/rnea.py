@@ -1,66 +1,71 @@
 """Recursive Newton-Euler inverse dynamics (Featherstone, Table 5.1; Khalil eq. 31 for Ia and friction).
 
-Gravity enters as a fictitious base acceleration a_0 = -a_g (Featherstone §5.3). Setting qdd = 0 and
-a_g = 0 gives the Coriolis-only variant C(q, qd) qd.
+Gravity enters as a fictitious base acceleration a_0 = -a_g (Featherstone §5.3). With the
+CORIOLIS_ONLY flag, a_g = 0 and qdd = 0: the Coriolis-only variant C(q, qd) qd.
 """
-import math
-
 import numpy as np
 
-from .spatial import (F_GRAVITY, F_OUT, F_QD, F_QDD, F_Q, NONFINITE, length_status, REVOLUTE, add_cross_force, add_cross_motion_S,
-                      add_xT_force, bad, inertia_mul, jit, joint_xform, status, x_motion)
+from .spatial import (CORIOLIS_ONLY, F_GRAVITY, F_OUT, F_Q, F_QD, F_QDD, FRICTION, FS, FV, IA, NONFINITE,
+                      REVOLUTE, add_cross_force, add_cross_motion_S, add_xT_force, bad, body, inertia_mul, jit,
+                      joint_xform, length_status, sgn, status, x_motion)
 
 WS = 36  # workspace columns per body: X_up 0:12, v 12:18, a 18:24, f 24:30, scratch 30:36
+NO_FEXT = np.empty((0, 6))
 
 
 @jit
-def rnea(topo, kin, inertia, a_g, q, qd, qdd, f_ext, friction, tau, ws):
-    """tau = ID(q, qd, qdd): one sample. f_ext (nb, 6) is [n; f] on each body in body coordinates,
-    or shape (0, 6) for none. Returns a status code (0 = ok)."""
-    nb = topo.shape[0]
+def rnea(tree, dyn, q, qd, qdd, f_ext, flags, tau, ws):
+    """tau = ID(q, qd, qdd) for one sample. f_ext (nb, 6): forces [n; f] on the bodies in body
+    coordinates, or shape (0, 6) for none. Returns a status code (0 = ok)."""
+    nb = tree.shape[0]
     st = (length_status(q, nb, F_Q) or length_status(qd, nb, F_QD) or length_status(qdd, nb, F_QDD)
           or length_status(tau, nb, F_OUT))
     if st:
         return st
+    coriolis = flags & CORIOLIS_ONLY
+    a_g = dyn[nb + 1, 0:3]
     for k in range(3):
         if bad(a_g[k]):
             return status(NONFINITE, F_GRAVITY, k)
     for i in range(nb):
-        p, jtype, k = topo[i, 0], topo[i, 1], topo[i, 2]
+        p, jtype, k = body(tree, i)
+        qddk = 0.0 if coriolis else qdd[k]
         if bad(q[k]):
             return status(NONFINITE, F_Q, k)
         if bad(qd[k]):
             return status(NONFINITE, F_QD, k)
-        if bad(qdd[k]):
+        if bad(qddk):
             return status(NONFINITE, F_QDD, k)
         X, v, a, f, tmp = ws[i, 0:12], ws[i, 12:18], ws[i, 18:24], ws[i, 24:30], ws[i, 30:36]
-        joint_xform(kin[i], jtype, q[k], X)
+        joint_xform(tree[i], jtype, q[k], X)
         if p < 0:  # v_0 = 0, a_0 = -a_g
             for j in range(6):
                 v[j] = 0.0
                 tmp[j] = 0.0
-            tmp[3], tmp[4], tmp[5] = -a_g[0], -a_g[1], -a_g[2]
+            if not coriolis:
+                tmp[3], tmp[4], tmp[5] = -a_g[0], -a_g[1], -a_g[2]
             x_motion(X, tmp, a)
         else:
             x_motion(X, ws[p, 12:18], v)
             x_motion(X, ws[p, 18:24], a)
         s = 2 if jtype == REVOLUTE else 5
         v[s] += qd[k]                          # v_i = X v_p + S qd
-        a[s] += qdd[k]                         # a_i = X a_p + S qdd + v_i x S qd
+        a[s] += qddk                           # a_i = X a_p + S qdd + v_i x S qd
         add_cross_motion_S(v, jtype, qd[k], a)
-        inertia_mul(inertia[i], a, f)          # f_i = I a + v x* I v - f_ext
-        inertia_mul(inertia[i], v, tmp)
+        inertia_mul(dyn[i], a, f)              # f_i = I a + v x* I v - f_ext
+        inertia_mul(dyn[i], v, tmp)
         add_cross_force(v, tmp, f)
         if f_ext.shape[0] > 0:
             for j in range(6):
                 f[j] -= f_ext[i, j]
     for i in range(nb - 1, -1, -1):
-        p, jtype, k = topo[i, 0], topo[i, 1], topo[i, 2]
+        p, jtype, k = body(tree, i)
         f = ws[i, 24:30]
         t = f[2] if jtype == REVOLUTE else f[5]   # tau_i = S^T f_i
-        t += kin[i, 12] * qdd[k]                 # rotor inertia Ia qdd
-        if friction:                             # Fv qd + Fs sign(qd)
-            t += kin[i, 13] * qd[k] + kin[i, 14] * (math.copysign(1.0, qd[k]) if qd[k] != 0.0 else 0.0)
+        if not coriolis:
+            t += tree[i, IA] * qdd[k]             # rotor inertia Ia qdd
+            if flags & FRICTION:                  # Fv qd + Fs sign(qd)
+                t += tree[i, FV] * qd[k] + tree[i, FS] * sgn(qd[k])
         tau[k] = t
         if p >= 0:
             add_xT_force(ws[i, 0:12], f, ws[p, 24:30])
@@ -68,18 +73,17 @@ def rnea(topo, kin, inertia, a_g, q, qd, qdd, f_ext, friction, tau, ws):
 
 
 @jit
-def rnea_one(topo, kin, inertia, a_g, q, qd, qdd, f_ext, friction, tau):
-    return rnea(topo, kin, inertia, a_g, q, qd, qdd, f_ext, friction, tau, np.empty((topo.shape[0], WS)))
+def rnea_one(tree, dyn, q, qd, qdd, flags, tau):
+    return rnea(tree, dyn, q, qd, qdd, NO_FEXT, flags, tau, np.empty((tree.shape[0], WS)))
 
 
 @jit
-def rnea_many(topo, kin, inertia, a_g, q, qd, qdd, f_ext, friction, tau):
-    """Stacked samples: q, qd, qdd, tau are (N, n); f_ext is (N, nb, 6) or (0, 0, 6)."""
-    ws = np.empty((topo.shape[0], WS))
-    none = np.empty((0, 6))
+def rnea_many(tree, dyn, q, qd, qdd, f_ext, flags, tau):
+    """Stacked samples: q, qd, qdd, tau are (N, n); f_ext is (N, nb, 6) or (0, 0, 6). Returns (status, sample)."""
+    ws = np.empty((tree.shape[0], WS))
     for s in range(q.shape[0]):
-        fe = f_ext[s] if f_ext.shape[0] > 0 else none
-        st = rnea(topo, kin, inertia, a_g, q[s], qd[s], qdd[s], fe, friction, tau[s], ws)
+        fe = f_ext[s] if f_ext.shape[0] > 0 else NO_FEXT
+        st = rnea(tree, dyn, q[s], qd[s], qdd[s], fe, flags, tau[s], ws)
         if st != 0:
             return st, s
     return 0, 0

@@ -16,6 +16,11 @@ import math
 import numba as nb
 
 REVOLUTE, PRISMATIC = 0, 1
+# Columns of a row of model.tree after X_tree (0:12); see rne_control.model.model.
+IA, FV, FS, PARENT, JTYPE, QIDX = 12, 13, 14, 15, 16, 17
+# Kernel flags.
+FRICTION = 1      # add Fv qd + Fs sign(qd)
+CORIOLIS_ONLY = 2  # no gravity, qdd = 0, no rotor or friction: C(q, qd) qd
 jit = nb.njit(cache=True, nogil=True, error_model="numpy", fastmath={"nsz", "arcp", "contract", "reassoc"})
 inline = nb.njit(cache=True, nogil=True, error_model="numpy", inline="always", fastmath={"nsz", "arcp", "contract", "reassoc"})
 
@@ -142,7 +147,18 @@ def add_params_to_parent(X, P, out):
 # Status codes returned by the kernels, decoded by rne_control.dynamics.calls.
 # status = (kind * 10 + field) * 100000 + joint index
 NONFINITE, LENGTH, SINGULAR = 1, 2, 3
-F_Q, F_QD, F_QDD, F_TAU, F_GRAVITY, F_OUT = 1, 2, 3, 4, 5, 6
+F_Q, F_QD, F_QDD, F_TAU, F_GRAVITY, F_OUT, F_BASE = 1, 2, 3, 4, 5, 6, 7
+
+
+@inline
+def body(tree, i):
+    """parent, joint type and joint index of body i."""
+    return int(tree[i, PARENT]), int(tree[i, JTYPE]), int(tree[i, QIDX])
+
+
+@inline
+def sgn(x):
+    return math.copysign(1.0, x) if x != 0.0 else 0.0
 
 
 @inline

@@ -5,16 +5,17 @@ means the base. Every body is attached by one 1-DOF joint whose axis has been ro
 z axis at load time, so the kernels only know two joint types: ``REVOLUTE`` (rotation about z) and
 ``PRISMATIC`` (translation along z). Fixed joints (and locked ones) are folded into their parent body.
 
-Kernel arrays (all C-contiguous, read-only):
+Kernel arrays (C-contiguous float64, read-only):
 
-- ``topo`` int64 (nb, 3): ``parent``, joint type, and the index of the joint in ``joint_names`` order.
-- ``kin`` float64 (nb, 15): ``E_tree`` (3x3, row-major; coordinate rotation from the parent body to the
-  pre-joint frame), ``r_tree`` (3; origin of the pre-joint frame in parent coordinates), then the joint's
-  rotor inertia ``Ia``, viscous ``Fv`` and Coulomb ``Fs`` friction. Together E_tree, r_tree are
-  Featherstone's X_tree = rot(E) xlt(r).
-- ``inertia`` float64 (nb + 1, 10): per body ``[m, h, I_o]`` (see spatial.py), body coordinates, and the
-  base body in the last row. This is the only part that changes at run time (payload): it is rebuilt
-  and swapped as one reference, so a reader always sees either the old or the new array.
+- ``tree`` (nb, 18), immutable: ``E_tree`` (3x3 row-major; coordinate rotation from the parent body to
+  the pre-joint frame) and ``r_tree`` (origin of the pre-joint frame in parent coordinates), together
+  Featherstone's X_tree = rot(E) xlt(r); then the rotor inertia ``Ia``, viscous ``Fv`` and Coulomb ``Fs``
+  friction of the joint; then ``parent`` (-1 = base), the joint type and the index of the joint in
+  ``joint_names`` order (small integers stored as floats, so the kernels take one model array).
+- ``dyn`` (nb + 2, 10), swappable: per body ``[m, h, I_o]`` (see spatial.py) in body coordinates, the
+  base body in row nb, and the gravity vector (m/s^2, base/world frame) in row nb + 1. This is the part
+  that changes at run time (payload, gravity): it is rebuilt and swapped as one reference, so a reader
+  always sees either the old or the new array, never a mixture.
 """
 import threading
 import warnings
@@ -48,15 +49,14 @@ class Model:
         self.joint_names = tuple(joint_names)
         self.link_names = tuple(link_names)
         self.n = len(self.joint_names)
-        self.topo = _readonly(topo, np.int64).reshape(-1, 3)
-        self.kin = _readonly(kin).reshape(-1, 15)
-        self._inertia_model = _readonly(inertia).reshape(-1, 10)
-        self._inertia = self._inertia_model
+        topo = np.asarray(topo, float).reshape(-1, 3)
+        self.tree = _readonly(np.hstack([np.asarray(kin, float).reshape(-1, 15), topo]))
+        self._params = _readonly(inertia).reshape(-1, 10)  # the model's own inertial parameters
         self._payload = None
+        self._dyn = self._make_dyn(self._params, gravity)
         self._lock = threading.Lock()
         # link name -> (body index or -1 for the base, 4x4 pose of the link frame in body coordinates)
         self.link_frames = {k: (b, _readonly(T)) for k, (b, T) in link_frames.items()}
-        self.gravity = _readonly(gravity)
         self.effort_limits = _readonly(effort_limits)
         self.velocity_limits = _readonly(velocity_limits)
         self.position_limits = _readonly(position_limits).reshape(-1, 2)
@@ -64,14 +64,38 @@ class Model:
         self.base_link = base_link
         self.index = {name: i for i, name in enumerate(self.joint_names)}
 
-    @property
-    def nb(self):
-        return self.topo.shape[0]
+    @staticmethod
+    def _make_dyn(params, gravity):
+        dyn = np.zeros((params.shape[0] + 1, 10))
+        dyn[:-1] = params
+        dyn[-1, :3] = gravity
+        dyn.flags.writeable = False
+        return dyn
 
     @property
-    def inertia(self):
-        """The current (nb + 1, 10) inertial parameters, payload included (read-only)."""
-        return self._inertia
+    def nb(self):
+        return self.tree.shape[0]
+
+    @property
+    def dyn(self):
+        """The current swappable kernel buffer: inertial parameters (payload included) and gravity."""
+        return self._dyn
+
+    @property
+    def gravity(self):
+        """Gravity (m/s^2) in the base frame (for a floating base: the world frame), read-only."""
+        return self._dyn[-1, :3]
+
+    def set_gravity(self, gravity):
+        """Change the model's gravity vector (m/s^2) at run time (atomic swap)."""
+        g = np.asarray(gravity, float).reshape(-1)
+        if g.shape != (3,) or not np.isfinite(g).all():
+            raise ModelError(f"gravity must be 3 finite numbers, got {np.asarray(gravity).tolist()}")
+        with self._lock:
+            dyn = np.array(self._dyn)
+            dyn[-1, :3] = g
+            dyn.flags.writeable = False
+            self._dyn = dyn
 
     @property
     def payload(self):
@@ -100,17 +124,16 @@ class Model:
         if msg:
             warnings.warn(msg, stacklevel=2)
         body, T = self.link_frames[link]
-        new = np.array(self._inertia_model)
-        new[body] += transform_params(body_params(float(mass), com, I_com), T)
-        new.flags.writeable = False
+        params = np.array(self._params)
+        params[body] += transform_params(body_params(float(mass), com, I_com), T)
         with self._lock:
-            self._inertia = new
+            self._dyn = self._make_dyn(params, self.gravity)
             self._payload = (link, float(mass), tuple(com), tuple(inertia))
 
     def clear_payload(self):
         """Remove the payload (atomic swap back to the model's own parameters)."""
         with self._lock:
-            self._inertia = self._inertia_model
+            self._dyn = self._make_dyn(self._params, self.gravity)
             self._payload = None
 
     def joint_index(self, name):

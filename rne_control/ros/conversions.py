@@ -58,6 +58,19 @@ def float_buffer(n: int) -> Tuple[array.array, np.ndarray]:
     return buf, view
 
 
+def bind_float_field(msg, field: str, n: int) -> np.ndarray:
+    """Give ``msg.<field>`` (a float64[] field) n zeros and return a numpy view of the message's own
+    buffer: writing into the view updates the message without any allocation.
+
+    (The generated setter may copy what it is given, so the view is taken after the assignment.)
+    """
+    setattr(msg, field, array.array("d", bytes(8 * n)))
+    buf = getattr(msg, field)
+    if not isinstance(buf, array.array) or buf.typecode != "d":
+        raise TypeError("%s.%s is not an array('d')" % (type(msg).__name__, field))
+    return np.frombuffer(buf, dtype=np.float64) if n else np.zeros(0)
+
+
 class JointStateError(ValueError):
     pass
 

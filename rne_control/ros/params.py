@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional
 
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, ParameterType
+from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
@@ -90,7 +91,10 @@ class TypedParameters:
             node.declare_parameter(s.name, value, s.descriptor())
 
     def get(self, name: str):
-        p = self.node.get_parameter(name)
+        try:
+            p = self.node.get_parameter(name)
+        except ParameterUninitializedException:  # declared with a type, no value: "unset"
+            return None
         if p.type_ == T.NOT_SET:
             return None
         v = p.value

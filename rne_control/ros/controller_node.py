@@ -1,0 +1,859 @@
+"""``rne_controller``: model-based joint torque control over ROS 2.
+
+Reads ``/joint_states`` and desired trajectories, runs the control law of
+:mod:`rne_control.control.laws` on the RNE core at ``rate`` and publishes
+joint effort commands (for a ros2_control ``forward_command_controller`` with
+effort interfaces, or any driver taking effort arrays).
+
+Run it as ``rne_controller --ros-args --params-file config/puma560_controller.yaml``.
+
+Parameters
+----------
+Model and loop (read-only; changing them needs a restart):
+
+========================  ==========  ============================  ===========================================
+name                      type        default                       meaning
+========================  ==========  ============================  ===========================================
+robot_description         string      ""                            URDF XML. If it and model_file are empty, the
+                                                                    node waits for ``/robot_description``
+                                                                    (std_msgs/String, transient local)
+model_file                string      ""                            URDF or DH-YAML path: absolute, or relative
+                                                                    to the share folder / source checkout
+floating_base             bool        unset (from the model file)   load the model with a floating base (implied
+                                                                    when ``base`` starts as moving/free_floating)
+joints                    string[]    unset (all movable joints)    controlled joints; also the output order
+locked.<joint>            double      0.0                           value of an uncontrolled movable joint when
+                                                                    /joint_states lacks it
+rate                      double      500.0                         control rate, Hz (an integer is accepted)
+command_topic             string      /effort_controller/commands   output topic
+command_type              string      float64_multi_array           float64_multi_array | joint_state
+state_publish_rate        double      100.0                         ~/controller_state rate, Hz (0: every cycle)
+velocity_filter_cutoff    double      50.0                          Hz, filter of the velocity estimate used
+                                                                    when /joint_states has no velocities
+cpu_affinity              integer[]   unset                         CPUs to pin the process to
+sched_priority            integer     0                             SCHED_FIFO priority (1..99) if allowed; 0 off
+gc_freeze                 bool        true                          gc.freeze() after start-up
+========================  ==========  ============================  ===========================================
+
+Control (changeable at run time; validated, a bad value is refused with a
+reason and the running values stay):
+
+========================  ==========  ============================  ===========================================
+mode                      string      computed_torque               computed_torque | gravity | coriolis |
+                                                                    gravity_coriolis | off
+base                      string      fixed                         fixed | moving | free_floating
+base_velocity_source      string      odometry                      odometry | momentum (free_floating)
+kp, kd                    double[]    unset: 100, 20 per joint      computed-torque gains (omega = 10 rad/s,
+                                                                    critically damped), 1/s^2 and 1/s
+hold_kp, hold_kd          double[]    unset: 0 per joint            PD added to the compensation modes,
+                                                                    N m/rad and N m s/rad
+gravity                   double[3]   unset: the model's            m/s^2, world frame
+payload_link              string      ""                            link carrying the payload ("" none)
+payload_mass              double      0.0                           kg, >= 0
+payload_com               double[3]   [0, 0, 0]                     m, link frame
+payload_inertia           double[6]   [0]*6                         ixx iyy izz ixy ixz iyz about the COM, kg m^2
+                                                                    (positive definite, or all 0: point mass)
+friction_compensation     bool        false                         add the model's Fs sign(qd) + Fv qd
+effort_limits             double[]    unset: the model's            N m or N, > 0; the output is clamped to them
+state_timeout             double      0.05                          s without a valid state before on_stale
+on_stale                  string      hold                          hold | zero | stop
+ramp_time                 double      0.5                           s of linear blend after a change
+========================  ==========  ============================  ===========================================
+
+Topics
+------
+Subscriptions: ``/joint_states`` (sensor_msgs/JointState), ``~/joint_trajectory``
+(trajectory_msgs/JointTrajectory), ``base_odometry`` (nav_msgs/Odometry),
+``base_accel`` (geometry_msgs/AccelStamped), ``/robot_description`` (only
+while waiting for a model). Publications: the command topic
+(std_msgs/Float64MultiArray or sensor_msgs/JointState efforts, ``joints``
+order) at ``rate``; ``~/controller_state`` (std_msgs/Float64MultiArray, layout
+in :mod:`rne_control.ros.conversions`); ``/diagnostics`` at 1 Hz.
+
+Behaviour
+---------
+Nothing is published until the dynamics kernels are compiled (each function
+is called once at start) and a first valid joint state has arrived. At that
+activation the desired state holds the measured position, the feed-forward
+applies at once and the feedback terms ramp in over ``ramp_time``. A change
+of mode, base, gains, gravity, payload or friction compensation, and the
+recovery from a stale state, blend the command linearly from the old law to
+the new one over ``ramp_time`` (see :mod:`rne_control.control.ramp`). After a
+stale period the desired state is reset to hold the measured position.
+
+With ``use_sim_time`` the timer runs on ``/clock``; when the latest joint
+state is older than the timer's time (the simulator's state of this step has
+not been processed yet), the cycle waits for it and runs when it arrives, so
+that lockstep simulation is deterministic.
+
+The node exits with code 0 on SIGINT.
+"""
+from __future__ import annotations
+
+import gc
+import math
+import os
+import sys
+import time
+from typing import Optional
+
+import numpy as np
+
+import rclpy
+from rclpy.clock import Clock, ClockType
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rcl_interfaces.msg import SetParametersResult
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import AccelStamped
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
+from trajectory_msgs.msg import JointTrajectory
+
+from .. import control as ctl
+from ..control import _kernels as K
+from ..control.laws import BASE_VELOCITY_SOURCES, BASES, MODES, SPLIT_PARTS, BaseState, ControlLaw
+from ..control.limits import EffortLimiter
+from ..control.ramp import OffsetRamp, Ramp
+from ..control.trajectory import TrajectoryError, TrajectoryGenerator
+from ..control.watchdog import FRESH, NO_STATE, ON_STALE, STALE, Watchdog
+from .conversions import (STATE_FIELDS, JointStateError, JointStateMapper, accel_fields, bind_float_field,
+                          odometry_fields, trajectory_fields)
+from .params import Spec, T, TypedParameters
+from .paths import resolve_model_file
+
+NODE_NAME = "rne_controller"
+COMMAND_TYPES = ("float64_multi_array", "joint_state")
+
+
+class ConfigError(RuntimeError):
+    """A start-up configuration error (the node exits with code 1)."""
+
+
+STATIC_SPECS = [
+    Spec("robot_description", T.STRING, "", "URDF XML of the robot (else model_file, else /robot_description)",
+         read_only=True),
+    Spec("model_file", T.STRING, "", "URDF or DH-YAML model path (absolute, or relative to the share folder)",
+         read_only=True),
+    Spec("floating_base", T.BOOL, None, "load the model with a floating base (unset: from the model file)",
+         read_only=True),
+    Spec("joints", T.STRING_ARRAY, None, "controlled joints and output order (unset: all movable joints)",
+         read_only=True),
+    Spec("rate", T.DOUBLE, 500.0, "control rate, Hz", read_only=True, constraints="> 0"),
+    Spec("command_topic", T.STRING, "/effort_controller/commands", "effort command topic", read_only=True),
+    Spec("command_type", T.STRING, "float64_multi_array", "command message type", read_only=True,
+         choices=list(COMMAND_TYPES)),
+    Spec("state_publish_rate", T.DOUBLE, 100.0, "~/controller_state rate, Hz (0: every cycle)", read_only=True,
+         constraints=">= 0"),
+    Spec("velocity_filter_cutoff", T.DOUBLE, 50.0, "cut-off of the velocity estimate, Hz", read_only=True,
+         constraints="> 0"),
+    Spec("cpu_affinity", T.INTEGER_ARRAY, None, "CPUs to pin the process to (unset: no change)", read_only=True),
+    Spec("sched_priority", T.INTEGER, 0, "SCHED_FIFO priority 1..99 where allowed (0: off)", read_only=True),
+    Spec("gc_freeze", T.BOOL, True, "gc.freeze() after start-up", read_only=True),
+]
+
+RUNTIME_SPECS = [
+    Spec("mode", T.STRING, "computed_torque", "control law", choices=list(MODES)),
+    Spec("base", T.STRING, "fixed", "base motion model", choices=list(BASES)),
+    Spec("base_velocity_source", T.STRING, "odometry", "base twist for free_floating",
+         choices=list(BASE_VELOCITY_SOURCES)),
+    Spec("kp", T.DOUBLE_ARRAY, None, "computed-torque stiffness per joint, 1/s^2 (unset: 100)"),
+    Spec("kd", T.DOUBLE_ARRAY, None, "computed-torque damping per joint, 1/s (unset: 20)"),
+    Spec("hold_kp", T.DOUBLE_ARRAY, None, "PD stiffness of the compensation modes, N m/rad (unset: 0)"),
+    Spec("hold_kd", T.DOUBLE_ARRAY, None, "PD damping of the compensation modes, N m s/rad (unset: 0)"),
+    Spec("gravity", T.DOUBLE_ARRAY, None, "gravity [3], m/s^2, world frame (unset: the model's)"),
+    Spec("payload_link", T.STRING, "", "link carrying the payload ('' = no payload)"),
+    Spec("payload_mass", T.DOUBLE, 0.0, "payload mass, kg", constraints=">= 0"),
+    Spec("payload_com", T.DOUBLE_ARRAY, [0.0, 0.0, 0.0], "payload centre of mass [3] in the link frame, m"),
+    Spec("payload_inertia", T.DOUBLE_ARRAY, [0.0] * 6,
+         "payload inertia [ixx, iyy, izz, ixy, ixz, iyz] about its COM, kg m^2"),
+    Spec("friction_compensation", T.BOOL, False, "add the model's friction torques"),
+    Spec("effort_limits", T.DOUBLE_ARRAY, None, "output limits per joint (unset: the model's)", constraints="> 0"),
+    Spec("state_timeout", T.DOUBLE, 0.05, "s without a valid joint state before on_stale", constraints="> 0"),
+    Spec("on_stale", T.STRING, "hold", "behaviour on stale state", choices=list(ON_STALE)),
+    Spec("ramp_time", T.DOUBLE, 0.5, "s of linear blend after a change", constraints=">= 0"),
+]
+
+RUNTIME_NAMES = tuple(s.name for s in RUNTIME_SPECS)
+# changes of these blend the command from the old law to the new one
+_RAMPED = ("mode", "base", "base_velocity_source", "kp", "kd", "hold_kp", "hold_kd", "gravity", "payload",
+           "friction_compensation")
+
+
+def _finite_array(name, v, size):
+    a = np.asarray(v, dtype=float).reshape(-1)
+    if size is not None and a.size != size:
+        raise ValueError("%s needs %d values, got %d" % (name, size, a.size))
+    if not np.all(np.isfinite(a)):
+        raise ValueError("%s must be finite (no NaN or inf)" % name)
+    return a
+
+
+class Settings:
+    """A validated snapshot of the run-time parameters (arrays in ``joints`` order)."""
+
+    def __init__(self, values: dict, ctx: "ControllerNode"):
+        nc = len(ctx.joints)
+        model = ctx.model
+        self.mode = values["mode"]
+        if self.mode not in MODES:
+            raise ValueError("unknown mode %r (one of %s)" % (self.mode, ", ".join(MODES)))
+        self.base = values["base"]
+        if self.base not in BASES:
+            raise ValueError("unknown base %r (one of %s)" % (self.base, ", ".join(BASES)))
+        if self.base != "fixed":
+            if not model.floating_base:
+                raise ValueError("base %r needs a floating-base model: start the node with floating_base: true "
+                                 "(or base: %s), or use a model file with 'base: floating'" % (self.base, self.base))
+            fn = "moving_base_inverse_dynamics" if self.base == "moving" else "free_floating_inverse_dynamics"
+            if getattr(ctx.law.dyn, fn, None) is None:
+                raise ValueError("base %r needs %s, which this dynamics library lacks" % (self.base, fn))
+        self.base_velocity_source = values["base_velocity_source"]
+        if self.base_velocity_source not in BASE_VELOCITY_SOURCES:
+            raise ValueError("unknown base_velocity_source %r (one of %s)"
+                             % (self.base_velocity_source, ", ".join(BASE_VELOCITY_SOURCES)))
+        kp0, kd0 = ctl.default_gains(nc)
+        self.kp = kp0 if values["kp"] is None else _finite_array("kp", values["kp"], nc)
+        self.kd = kd0 if values["kd"] is None else _finite_array("kd", values["kd"], nc)
+        z = np.zeros(nc)
+        self.hold_kp = z if values["hold_kp"] is None else _finite_array("hold_kp", values["hold_kp"], nc)
+        self.hold_kd = z.copy() if values["hold_kd"] is None else _finite_array("hold_kd", values["hold_kd"], nc)
+        for name in ("kp", "kd", "hold_kp", "hold_kd"):
+            if np.any(getattr(self, name) < 0):
+                raise ValueError("%s must not be negative" % name)
+        self.gravity = (np.array(model.gravity, dtype=float) if values["gravity"] is None
+                        else _finite_array("gravity", values["gravity"], 3))
+        link = values["payload_link"]
+        mass = float(values["payload_mass"])
+        if not math.isfinite(mass) or mass < 0:
+            raise ValueError("payload_mass must be finite and >= 0 (got %r)" % mass)
+        com = _finite_array("payload_com", values["payload_com"], 3)
+        inertia = _finite_array("payload_inertia", values["payload_inertia"], 6)
+        ixx, iyy, izz, ixy, ixz, iyz = inertia
+        Imat = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        if np.any(inertia != 0.0) and np.min(np.linalg.eigvalsh(Imat)) <= 0.0:
+            raise ValueError("payload_inertia is not positive definite (eigenvalues %s)"
+                             % np.round(np.linalg.eigvalsh(Imat), 6).tolist())
+        if link:
+            frames = getattr(model, "link_frames", None)
+            known = set(frames) if frames else set(model.link_names)
+            if link not in known:
+                raise ValueError("payload_link %r is not a link of the model (links: %s)"
+                                 % (link, ", ".join(sorted(known))))
+        self.payload = (link, mass, tuple(com), tuple(inertia)) if (link and mass > 0.0) else None
+        self.friction_compensation = bool(values["friction_compensation"])
+        if values["effort_limits"] is None:
+            self.effort_limits = np.asarray(model.effort_limits, dtype=float)[ctx.ctrl_idx]
+            if np.any(~(self.effort_limits > 0)):
+                self.effort_limits = np.where(self.effort_limits > 0, self.effort_limits, np.inf)
+        else:
+            self.effort_limits = ctl.check_limits(values["effort_limits"], nc)
+        self.state_timeout = float(values["state_timeout"])
+        if not (self.state_timeout > 0.0) or math.isinf(self.state_timeout):
+            raise ValueError("state_timeout must be a positive finite number of seconds")
+        self.on_stale = values["on_stale"]
+        if self.on_stale not in ON_STALE:
+            raise ValueError("unknown on_stale %r (one of %s)" % (self.on_stale, ", ".join(ON_STALE)))
+        self.ramp_time = float(values["ramp_time"])
+        if not (self.ramp_time >= 0.0) or math.isinf(self.ramp_time):
+            raise ValueError("ramp_time must be a finite number of seconds >= 0")
+
+    def law_differs(self, other: Optional["Settings"]) -> bool:
+        if other is None:
+            return True
+        for k in _RAMPED:
+            a, b = getattr(self, k), getattr(other, k)
+            if isinstance(a, np.ndarray):
+                if not np.array_equal(a, b):
+                    return True
+            elif a != b:
+                return True
+        return False
+
+
+class ControllerNode(Node):
+    def __init__(self, node_name: str = NODE_NAME, **kwargs):
+        super().__init__(node_name, **kwargs)
+        self._ready = False
+        self.model = None
+        self.params = TypedParameters(self)
+        self.params.declare(STATIC_SPECS)
+        self.params.declare(RUNTIME_SPECS)
+        self._rejected = {"joint_states": 0, "joint_trajectory": 0, "base_odometry": 0, "base_accel": 0,
+                          "robot_description": 0, "parameters": 0}
+        self._desc_sub = None
+        fb = self.params.get("floating_base")
+        if fb is None and self.params.get("base") != "fixed":
+            fb = True
+        self._floating_base = fb
+        desc = self.params.get("robot_description")
+        mfile = self.params.get("model_file")
+        if desc:
+            self._setup(self._load(desc, "robot_description"))
+        elif mfile:
+            try:
+                path = resolve_model_file(mfile)
+            except FileNotFoundError as e:
+                raise ConfigError(str(e)) from None
+            self._setup(self._load(str(path), str(path)))
+        else:
+            qos = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+            self._desc_sub = self.create_subscription(String, "/robot_description", self._on_description, qos)
+            self.get_logger().info("robot_description and model_file are empty: waiting for /robot_description")
+
+    # ------------------------------------------------------------------ model
+    def _load(self, source: str, what: str):
+        import rne_control as rc
+        kw = {}
+        if self._floating_base is not None:
+            kw["floating_base"] = bool(self._floating_base)
+        try:
+            return rc.load_model(source, **kw)
+        except (ValueError, OSError) as e:
+            raise ConfigError("cannot load the model from %s: %s" % (what if len(what) < 200 else "URDF string", e)) \
+                from None
+
+    def _on_description(self, msg: String) -> None:
+        if self._ready:
+            return
+        try:
+            model = self._load(msg.data, "/robot_description")
+            self._setup(model)
+        except ConfigError as e:
+            self._rejected["robot_description"] += 1
+            self.get_logger().error("ignoring /robot_description: %s" % e)
+            return
+        self.destroy_subscription(self._desc_sub)
+        self._desc_sub = None
+
+    # ------------------------------------------------------------------ setup
+    def _setup(self, model) -> None:
+        log = self.get_logger()
+        self.model = model
+        names = list(model.joint_names)
+        joints = self.params.get("joints")
+        if joints is None or len(joints) == 0:
+            joints = names
+        bad = [j for j in joints if j not in names]
+        if bad:
+            raise ConfigError("joints %s are not movable joints of model %r (it has %s)"
+                              % (bad, model.name, ", ".join(names)))
+        if len(set(joints)) != len(joints):
+            raise ConfigError("joints lists a joint twice: %s" % joints)
+        self.joints = tuple(joints)
+        self.nc = nc = len(self.joints)
+        self.ctrl_idx = np.array([names.index(j) for j in self.joints], dtype=np.int64)
+        self.unctrl = [j for j in names if j not in self.joints]
+        locked = {}
+        if self.unctrl:
+            self.params.declare([Spec("locked." + j, T.DOUBLE, 0.0, "position of uncontrolled joint %s when "
+                                      "/joint_states lacks it" % j, read_only=True) for j in self.unctrl])
+            locked = {j: float(self.params.get("locked." + j)) for j in self.unctrl}
+        q0 = np.zeros(model.n)
+        for j, v in locked.items():
+            q0[names.index(j)] = v
+
+        self.rate = float(self.params.get("rate"))
+        if not (self.rate > 0.0) or math.isinf(self.rate):
+            raise ConfigError("rate must be a positive number of Hz (got %r)" % self.rate)
+        self.period = 1.0 / self.rate
+        ctype = self.params.get("command_type")
+        if ctype not in COMMAND_TYPES:
+            raise ConfigError("command_type must be one of %s (got %r)" % (", ".join(COMMAND_TYPES), ctype))
+        spr = float(self.params.get("state_publish_rate"))
+        self._state_every = 1 if spr <= 0 or spr >= self.rate else max(1, int(round(self.rate / spr)))
+
+        # --- control layer (all preallocated)
+        self.law = ControlLaw(model)
+        self.traj = TrajectoryGenerator(self.joints)
+        self.mapper = JointStateMapper(names, self.joints, q0, float(self.params.get("velocity_filter_cutoff")))
+        self.base_state = BaseState()
+        self.feedback_ramp = Ramp(0.5)
+        self.output_ramp = OffsetRamp(nc, 0.5)
+        n = model.n
+        self._q_d = np.zeros(n)
+        self._qd_d = np.zeros(n)
+        self._qdd_d = np.zeros(n)
+        self._kp_full = np.zeros(n)
+        self._tau_sel = np.zeros(nc)
+        self._last_cmd = np.zeros(nc)
+        self._hold_full = np.zeros(n)
+        self._hold_cmd = np.zeros(nc)
+        self._parts = {k: np.zeros(n) for k in SPLIT_PARTS}
+
+        values = {k: self.params.get(k) for k in RUNTIME_NAMES}
+        try:
+            settings = Settings(values, self)
+        except ValueError as e:
+            raise ConfigError("invalid parameter: %s" % e) from None
+        self.limiter = EffortLimiter(settings.effort_limits)
+        self.watchdog = Watchdog(settings.state_timeout, settings.on_stale)
+        self.settings = None
+        self._apply_settings(settings, now=None)
+        self._pending: Optional[Settings] = None
+        if not np.all(np.isfinite(settings.effort_limits)):
+            log.warning("effort limits of %s are not finite: set effort_limits (the output is only clamped to "
+                        "finite limits)" % [j for j, v in zip(self.joints, settings.effort_limits)
+                                             if not math.isfinite(v)])
+
+        # --- warm-up: compile/load every kernel before publishing anything
+        t0 = time.perf_counter()
+        self._warm_up()
+        log.info("kernels ready in %.2f s" % (time.perf_counter() - t0))
+
+        # --- messages (preallocated; numpy views share the message buffers)
+        if ctype == "joint_state":
+            self._cmd_msg = JointState()
+            self._cmd_msg.name = list(self.joints)
+            self._cmd = bind_float_field(self._cmd_msg, "effort", nc)
+            self._cmd_pub = self.create_publisher(JointState, self.params.get("command_topic"), 10)
+        else:
+            self._cmd_msg = Float64MultiArray()
+            self._cmd = bind_float_field(self._cmd_msg, "data", nc)
+            self._cmd_pub = self.create_publisher(Float64MultiArray, self.params.get("command_topic"), 10)
+        self._cmd_is_js = ctype == "joint_state"
+        F = len(STATE_FIELDS)
+        sm = Float64MultiArray()
+        self._state = bind_float_field(sm, "data", F * nc)
+        self._state2d = self._state.reshape(F, nc)
+        sm.layout.dim = [MultiArrayDimension(label="field", size=F, stride=F * nc),
+                         MultiArrayDimension(label="joint", size=nc, stride=nc)]
+        sm.layout.data_offset = 0
+        self._state_msg = sm
+        self._state_pub = self.create_publisher(Float64MultiArray, "~/controller_state", 10)
+        self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+
+        # --- statistics (ring buffers)
+        self._ring = 8192
+        self._periods = np.zeros(self._ring)
+        self._computes = np.zeros(self._ring)
+        self._k_period = 0
+        self._k_compute = 0
+        self._diag_k_period = 0
+        self._diag_k_compute = 0
+        self._last_entry_ns = 0
+        self._late_cycles = 0
+        self._late_at_diag = 0
+        self._cycles = 0
+        self._published = 0
+        self._published_at_diag = 0
+        self._sat_mask = np.zeros(nc, dtype=bool)
+        self._diag_wall = time.monotonic()
+        self._state_count = 0
+
+        # --- activity state
+        self._active = False
+        self._stopped = False        # on_stale: stop in effect
+        self._have_published = False
+        self._deferred = False
+        self._state_stamp_ns = 0
+        self._warned_velocity = False
+        self._sim_time = bool(self.get_parameter("use_sim_time").value)
+
+        # --- ROS interfaces
+        self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
+        self.create_subscription(JointTrajectory, "~/joint_trajectory", self._on_trajectory, 10)
+        self.create_subscription(Odometry, "base_odometry", self._on_odometry, 10)
+        self.create_subscription(AccelStamped, "base_accel", self._on_accel, 10)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self._timer = self.create_timer(self.period, self._on_timer)
+        self._diag_timer = self.create_timer(1.0, self._on_diagnostics,
+                                             clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self._realtime_options()
+        self._ready = True
+        log.info("model %r: controlling %s at %.1f Hz, mode %s, base %s, publishing %s on %s"
+                 % (model.name, ", ".join(self.joints), self.rate, self.settings.mode, self.settings.base,
+                    ctype, self._cmd_pub.topic_name))
+
+    def _warm_up(self) -> None:
+        K.warm_up()
+        law = self.law
+        m = self.model
+        q = np.zeros(m.n)
+        z = np.zeros(m.n)
+        saved = (law.mode, law.base, law.friction)
+        bases = ["fixed"]
+        if m.floating_base:
+            bases += [b for b in ("moving", "free_floating")
+                      if getattr(law.dyn, {"moving": "moving_base_inverse_dynamics",
+                                           "free_floating": "free_floating_inverse_dynamics"}[b], None)]
+        for base in bases:
+            try:
+                law.set_base(base)
+                for mode in MODES:
+                    law.set_mode(mode)
+                    for fr in (False, True):
+                        law.friction = fr
+                        law.compute(q, z, q, z, z, 1.0, self.base_state)
+                law.split(q, z, q, z, z, 1.0, self.base_state, self._parts)
+                law.hold_torque(q, self.base_state, self._hold_full)
+            except Exception as e:  # a missing floating-base function shows up when selected
+                self.get_logger().warning("warm-up of base %r failed: %s" % (base, e))
+        if m.floating_base and law._mom is not None:
+            try:
+                law._mom(m, q, z, None, (0.0, 0.0, 0.0, 1.0))
+            except Exception as e:
+                self.get_logger().warning("warm-up of base_twist_from_momentum failed: %s" % e)
+        law.mode, law.base, law.friction = saved
+        self.traj.reset(np.zeros(self.nc))
+        self.traj.sample(0.0)
+        self.limiter.apply(self._tau_sel, out=self._tau_sel.copy())
+        self.limiter.saturated_cycles = 0
+        self.limiter.nonfinite = 0
+
+    def _realtime_options(self) -> None:
+        log = self.get_logger()
+        cpus = self.params.get("cpu_affinity")
+        if cpus:
+            try:
+                os.sched_setaffinity(0, set(int(c) for c in cpus))
+                log.info("CPU affinity: %s" % sorted(os.sched_getaffinity(0)))
+            except (OSError, AttributeError, ValueError) as e:
+                log.warning("cannot set cpu_affinity %s: %s" % (cpus, e))
+        prio = int(self.params.get("sched_priority") or 0)
+        if prio > 0:
+            try:
+                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(min(prio, 99)))
+                log.info("SCHED_FIFO priority %d" % prio)
+            except (OSError, AttributeError) as e:
+                log.warning("SCHED_FIFO priority %d not allowed (%s): running with the default scheduler"
+                            % (prio, e))
+        if self.params.get("gc_freeze"):
+            gc.collect()
+            gc.freeze()
+
+    # ------------------------------------------------------------ parameters
+    def _on_set_parameters(self, params) -> SetParametersResult:
+        changed = {p.name: p for p in params if p.name in RUNTIME_NAMES}
+        if not changed:
+            return SetParametersResult(successful=True)
+        values = {k: self.params.get(k) for k in RUNTIME_NAMES}
+        for name, p in changed.items():
+            values[name] = None if p.type_ == T.NOT_SET else (list(p.value) if isinstance(p.value, (list, tuple))
+                                                              or type(p.value).__name__ == "array" else p.value)
+        try:
+            settings = Settings(values, self)
+        except ValueError as e:
+            self._rejected["parameters"] += 1
+            self.get_logger().warning("parameter change refused: %s" % e)
+            return SetParametersResult(successful=False, reason=str(e))
+        self._pending = settings
+        return SetParametersResult(successful=True)
+
+    def _apply_settings(self, s: Settings, now: Optional[float]) -> bool:
+        """Install a settings snapshot; returns True if the law changed (ramp wanted)."""
+        old = self.settings
+        law = self.law
+        law.set_mode(s.mode)
+        law.set_base(s.base)
+        law.base_velocity_source = s.base_velocity_source
+        law.friction = s.friction_compensation
+        law.set_gravity(s.gravity)
+        for name in ("kp", "kd", "hold_kp", "hold_kd"):
+            arr = getattr(law, name)
+            arr.fill(0.0)
+            arr[self.ctrl_idx] = getattr(s, name)
+        if old is None or old.payload != s.payload:
+            if s.payload is None:
+                self.model.clear_payload()
+            else:
+                self.model.set_payload(*s.payload)
+        self.limiter.set_limits(s.effort_limits)
+        self.watchdog.timeout = s.state_timeout
+        self.watchdog.on_stale = s.on_stale
+        self.feedback_ramp.duration = s.ramp_time
+        self.output_ramp.duration = s.ramp_time
+        changed = s.law_differs(old)
+        self.settings = s
+        if old is not None:
+            self.get_logger().info("parameters applied: mode %s, base %s%s" % (
+                s.mode, s.base, " (ramping over %.3f s)" % s.ramp_time if changed and s.ramp_time > 0 else ""))
+        return changed and old is not None
+
+    # ------------------------------------------------------------ callbacks
+    def _now(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def _on_joint_state(self, msg: JointState) -> None:
+        now_ns = self.get_clock().now().nanoseconds
+        try:
+            if len(msg.effort) not in (0, len(msg.name)):
+                raise JointStateError("effort has %d values for %d names" % (len(msg.effort), len(msg.name)))
+            self.mapper.update(msg.name, msg.position, msg.velocity, self._state_time(msg, now_ns))
+        except JointStateError as e:
+            self._rejected["joint_states"] += 1
+            self.get_logger().warning("rejected /joint_states: %s (%d rejected)"
+                                      % (e, self._rejected["joint_states"]), throttle_duration_sec=2.0)
+            return
+        if self.mapper.estimating_velocity and not self._warned_velocity:
+            self._warned_velocity = True
+            self.get_logger().warning("/joint_states has no velocities: estimating them by filtered "
+                                      "differentiation (%.0f Hz)" % self.mapper.velocity_cutoff_hz)
+        self._state_count += 1
+        self.watchdog.feed(now_ns * 1e-9)
+        st = msg.header.stamp
+        self._state_stamp_ns = st.sec * 1000000000 + st.nanosec
+        if self._deferred and self._state_stamp_ns >= self._deferred_ns:
+            self._deferred = False
+            self._cycle(time.perf_counter_ns(), self._deferred_ns)
+
+    @staticmethod
+    def _state_time(msg, now_ns) -> float:
+        st = msg.header.stamp
+        if st.sec or st.nanosec:
+            return st.sec + 1e-9 * st.nanosec
+        return now_ns * 1e-9
+
+    def _on_trajectory(self, msg: JointTrajectory) -> None:
+        if not self._active:
+            self._rejected["joint_trajectory"] += 1
+            self.get_logger().warning("rejected ~/joint_trajectory: no valid joint state yet",
+                                      throttle_duration_sec=2.0)
+            return
+        now = self._now()
+        try:
+            names, times, P, V, A, start = trajectory_fields(msg)
+            prep = self.traj.prepare(names, times, P, V, A)
+            self.traj.set_trajectory(prep, now, start)
+        except TrajectoryError as e:
+            self._rejected["joint_trajectory"] += 1
+            self.get_logger().warning("rejected ~/joint_trajectory: %s (%d rejected)"
+                                      % (e, self._rejected["joint_trajectory"]), throttle_duration_sec=2.0)
+            return
+        self.get_logger().info("trajectory accepted: %d points (%s), %.3f s"
+                               % (len(times), prep.kind, times[-1]), throttle_duration_sec=1.0)
+
+    def _on_odometry(self, msg: Odometry) -> None:
+        try:
+            quat, twist = odometry_fields(msg)
+            self.base_state.set_odometry(quat, twist)
+        except ValueError as e:
+            self._rejected["base_odometry"] += 1
+            self.get_logger().warning("rejected base_odometry: %s" % e, throttle_duration_sec=2.0)
+
+    def _on_accel(self, msg: AccelStamped) -> None:
+        try:
+            lin, ang = accel_fields(msg)
+            self.base_state.set_classical_accel(lin, ang)
+        except ValueError as e:
+            self._rejected["base_accel"] += 1
+            self.get_logger().warning("rejected base_accel: %s" % e, throttle_duration_sec=2.0)
+
+    # ------------------------------------------------------------ the loop
+    def _on_timer(self) -> None:
+        entry = time.perf_counter_ns()
+        if self._last_entry_ns:
+            p = entry - self._last_entry_ns
+            self._periods[self._k_period % self._ring] = p
+            self._k_period += 1
+            if p > 1.5e9 * self.period:
+                self._late_cycles += 1
+        self._last_entry_ns = entry
+        now_ns = self.get_clock().now().nanoseconds
+        if self._sim_time and self._active and self.watchdog.status == FRESH \
+                and 0 < self._state_stamp_ns < now_ns and not self._deferred:
+            # lockstep: the state of this step has not been processed yet; run when it arrives
+            self._deferred = True
+            self._deferred_ns = now_ns
+            return
+        self._deferred = False
+        self._cycle(entry, now_ns)
+
+    def _activate(self, now: float, recovered: bool) -> None:
+        self.traj.reset(self.mapper.q[self.ctrl_idx])
+        self.feedback_ramp.start(now)
+        self._active = True
+        self._ramp_from_last = recovered and self._have_published and not self._stopped
+        if recovered:
+            self.get_logger().info("joint states fresh again: holding the measured position, ramping in")
+
+    def _cycle(self, entry_ns: int, now_ns: int) -> None:
+        self._cycles += 1
+        now = now_ns * 1e-9
+        ramp_request = False
+        if self._pending is not None:
+            s, self._pending = self._pending, None
+            ramp_request = self._apply_settings(s, now)
+        wd = self.watchdog
+        status = wd.check(now)
+        if status == NO_STATE:
+            return
+        cmd = self._cmd
+        if status == STALE:
+            if wd.went_stale:
+                self.get_logger().warning("no valid joint state for %.3f s (state_timeout %.3f s): %s"
+                                          % (wd.age(now), wd.timeout, wd.on_stale))
+                self.law.hold_torque(self.mapper.q, self.base_state, self._hold_full)
+                K.take(self._hold_full, self.ctrl_idx, self._hold_cmd)
+            if wd.on_stale == "stop":
+                self._stopped = True
+                return
+            if wd.on_stale == "zero":
+                cmd.fill(0.0)
+            else:
+                self.limiter.apply(self._hold_cmd, out=cmd)
+            self._publish_command(entry_ns, now_ns)
+            return
+        if not self._active or wd.recovered:
+            self._activate(now, wd.recovered)
+            if self._ramp_from_last:
+                ramp_request = True
+            self._stopped = False
+        q_c, qd_c, qdd_c = self.traj.sample(now)
+        K.put(q_c, self.ctrl_idx, self._q_d)
+        K.put(qd_c, self.ctrl_idx, self._qd_d)
+        K.put(qdd_c, self.ctrl_idx, self._qdd_d)
+        s = self.feedback_ramp.fraction(now)
+        tau = self.law.compute(self.mapper.q, self.mapper.qd, self._q_d, self._qd_d, self._qdd_d, s,
+                               self.base_state)
+        sel = self._tau_sel
+        K.take(tau, self.ctrl_idx, sel)
+        if ramp_request and self._have_published:
+            self.output_ramp.start_blend(now, self._last_cmd, sel)
+        self.output_ramp.apply(now, sel)
+        if self.limiter.apply(sel, out=cmd):
+            self._sat_mask |= self.limiter.saturated.astype(bool)
+        self._publish_command(entry_ns, now_ns)
+        if self._cycles % self._state_every == 0:
+            self._publish_state(s, sel_law=None)
+
+    def _publish_command(self, entry_ns: int, now_ns: int) -> None:
+        if self._cmd_is_js:
+            st = self._cmd_msg.header.stamp
+            st.sec = now_ns // 1000000000
+            st.nanosec = now_ns % 1000000000
+        self._cmd_pub.publish(self._cmd_msg)
+        np.copyto(self._last_cmd, self._cmd)
+        self._have_published = True
+        self._published += 1
+        self._computes[self._k_compute % self._ring] = time.perf_counter_ns() - entry_ns
+        self._k_compute += 1
+
+    def _publish_state(self, s: float, sel_law=None) -> None:
+        try:
+            q, qd = self.mapper.q, self.mapper.qd
+            parts = self.law.split(q, qd, self._q_d, self._qd_d, self._qdd_d, s, self.base_state, self._parts)
+        except Exception as e:  # never let the diagnostics path kill the loop
+            self.get_logger().warning("controller_state: %s" % e, throttle_duration_sec=5.0)
+            return
+        S = self._state2d
+        idx = self.ctrl_idx
+        S[0] = self._q_d[idx]
+        S[1] = self._qd_d[idx]
+        S[2] = self._qdd_d[idx]
+        S[3] = q[idx]
+        S[4] = qd[idx]
+        S[5] = S[0] - S[3]
+        S[6] = S[1] - S[4]
+        S[7] = self._cmd
+        for r, k in enumerate(SPLIT_PARTS):
+            S[9 + r] = parts[k][idx]
+        S[8] = S[9:15].sum(axis=0)
+        self._state_pub.publish(self._state_msg)
+
+    # ------------------------------------------------------------ diagnostics
+    def _on_diagnostics(self) -> None:
+        if not self._ready:
+            return
+        wall = time.monotonic()
+        elapsed = max(wall - self._diag_wall, 1e-9)
+        self._diag_wall = wall
+
+        def recent(buf, k, k0):
+            cnt = min(k - k0, self._ring)
+            if cnt <= 0:
+                return np.zeros(0)
+            idx = np.arange(k - cnt, k) % self._ring
+            return buf[idx]
+
+        periods = recent(self._periods, self._k_period, self._diag_k_period) * 1e-9
+        computes = recent(self._computes, self._k_compute, self._diag_k_compute) * 1e-9
+        self._diag_k_period = self._k_period
+        self._diag_k_compute = self._k_compute
+        late_now = self._late_cycles - self._late_at_diag
+        self._late_at_diag = self._late_cycles
+        published = self._published - self._published_at_diag
+        self._published_at_diag = self._published
+        jitter = np.abs(periods - self.period) if periods.size else np.zeros(1)
+        now = self._now()
+        wd = self.watchdog
+        st = {NO_STATE: "waiting for /joint_states", FRESH: "fresh", STALE: "stale"}[wd.status]
+        sat = [j for j, f in zip(self.joints, self._sat_mask) if f]
+        self._sat_mask[:] = False
+        rej = sum(self._rejected.values())
+        if wd.status != FRESH:
+            level, message = DiagnosticStatus.ERROR if wd.status == STALE else DiagnosticStatus.WARN, \
+                "joint state " + st
+        elif late_now or sat:
+            level, message = DiagnosticStatus.WARN, ("%d late cycles" % late_now if late_now else
+                                                     "saturated: " + ", ".join(sat))
+        else:
+            level, message = DiagnosticStatus.OK, "running"
+
+        def kv(k, v):
+            return KeyValue(key=k, value=str(v))
+
+        age = wd.age(now) if wd.last != -math.inf else float("nan")
+        values = [
+            kv("mode", self.settings.mode), kv("base", self.settings.base),
+            kv("rate_nominal_hz", "%.1f" % self.rate),
+            kv("rate_achieved_hz", "%.1f" % (periods.size / elapsed)),
+            kv("commands_per_s", "%.1f" % (published / elapsed)),
+            kv("period_jitter_p99_us", "%.1f" % (1e6 * float(np.percentile(jitter, 99)))),
+            kv("period_jitter_max_us", "%.1f" % (1e6 * float(np.max(jitter)))),
+            kv("compute_time_p50_us", "%.1f" % (1e6 * float(np.percentile(computes, 50)) if computes.size else 0)),
+            kv("compute_time_p99_us", "%.1f" % (1e6 * float(np.percentile(computes, 99)) if computes.size else 0)),
+            kv("late_cycles", self._late_cycles), kv("late_cycles_last_period", late_now),
+            kv("state", st), kv("state_age_ms", "%.2f" % (1e3 * age)),
+            kv("stale_events", wd.stale_events),
+            kv("saturated_joints", ",".join(sat)), kv("saturated_cycles", self.limiter.saturated_cycles),
+            kv("rejected_messages", rej),
+        ] + [kv("rejected_" + k, v) for k, v in self._rejected.items()] + [
+            kv("trajectory_running", self.traj.running),
+            kv("velocity_estimated", self.mapper.estimating_velocity),
+            kv("ramp_active", self.output_ramp.active or self.feedback_ramp.active),
+        ]
+        arr = DiagnosticArray()
+        arr.header.stamp = self.get_clock().now().to_msg()
+        arr.status = [DiagnosticStatus(level=level, name="%s: control loop" % self.get_fully_qualified_name(),
+                                       message=message, hardware_id=str(self.model.name), values=values)]
+        self._diag_pub.publish(arr)
+
+
+def main(args=None) -> int:
+    rclpy.init(args=args)
+    node = None
+    code = 0
+    try:
+        node = ControllerNode()
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except ConfigError as e:
+        print("[%s] fatal: %s" % (NODE_NAME, e), file=sys.stderr)
+        code = 1
+    except Exception:
+        import traceback
+        traceback.print_exc()
+        code = 1
+    finally:
+        if node is not None:
+            try:
+                node.destroy_node()
+            except Exception:
+                pass
+        try:
+            rclpy.try_shutdown()
+        except Exception:
+            pass
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
