@@ -132,3 +132,13 @@ def warm_up() -> None:
     gather(z, idx, z.copy(), idx)
     take(z, idx, z.copy())
     put(z, idx, z.copy())
+    add_friction(z, z, z, z.copy())
+
+
+@njit(cache=True, nogil=True)
+def add_friction(qd, fs, fv, out):
+    """out += Fs sign(qd) + Fv qd."""
+    for i in range(out.shape[0]):
+        v = qd[i]
+        s = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
+        out[i] += fs[i] * s + fv[i] * v

@@ -166,6 +166,7 @@ class ControlLaw:
         self.base_velocity_source = "odometry"
         self.friction = False
         self.gravity = np.array(model.gravity, dtype=float)
+        self._garg = None
         self.tau = np.zeros(n)
         self._zero = np.zeros(n)
         self._zero3 = np.zeros(3)
@@ -198,11 +199,13 @@ class ControlLaw:
         if g.shape != (3,) or not np.all(np.isfinite(g)):
             raise ValueError("gravity must be 3 finite values")
         self.gravity = g.copy()
+        # None selects the dynamics library's fast path (the model's own gravity)
+        self._garg = None if np.array_equal(g, np.asarray(self.model.gravity, dtype=float)) else self.gravity
 
     # ------------------------------------------------------------- helpers
     def _add_friction(self, qd, out) -> None:
         if self.has_friction:
-            out += self._fs * np.sign(qd) + self._fv * qd
+            K.add_friction(qd, self._fs, self._fv, out)
 
     def base_twist(self, q, qd, base_state: Optional[BaseState]):
         if self.base_velocity_source == "momentum" and self._mom is not None:
@@ -268,20 +271,20 @@ class ControlLaw:
         if mode == "computed_torque":
             K.ct_reference(qdd_d, qd_d, qd, q_d, q, self.kp, self.kd, s, self._qdd)
             if fixed:
-                self._id(self.model, q, qd, self._qdd, gravity=self.gravity, friction=self.friction, out=tau)
+                self._id(self.model, q, qd, self._qdd, gravity=self._garg, friction=self.friction, out=tau)
                 return tau
             qd_used, qdd_used = qd, self._qdd
         else:
             use_vel, use_grav, _ = _MODE_TERMS[mode]
             if fixed:
                 if mode == "gravity":
-                    self._g(self.model, q, gravity=self.gravity, out=tau)
-                elif mode == "coriolis" and not self.friction:
+                    self._g(self.model, q, gravity=self._garg, out=tau)
+                elif mode == "coriolis":
                     self._c(self.model, q, qd, out=tau)
-                else:
-                    self._id(self.model, q, qd, self._zero,
-                             gravity=self.gravity if use_grav else self._zero3,
-                             friction=self.friction, out=tau)
+                    if self.friction:
+                        self._add_friction(qd, tau)
+                else:  # gravity_coriolis
+                    self._id(self.model, q, qd, self._zero, gravity=self._garg, friction=self.friction, out=tau)
                 K.add_pd(q_d, q, qd_d, qd, self.hold_kp, self.hold_kd, s, tau)
                 return tau
             qd_used = qd if use_vel else self._zero

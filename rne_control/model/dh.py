@@ -122,6 +122,8 @@ def load_dh(path_or_dict, floating_base=None, joints=None, locked=None):
         where = f"{src}: links[{i - 1}]"
         if not isinstance(e, dict):
             raise ModelError(f"{where}: each link must be a mapping")
+        name = str(e.get("name", f"link{i}"))
+        where = f"{src}: links[{i - 1}] (link '{name}')"
         bad = set(e) - allowed
         if bad:
             raise ModelError(f"{where}: unknown key(s) {sorted(bad)} for convention '{conv}' (allowed: {sorted(allowed)})")
@@ -130,8 +132,6 @@ def load_dh(path_or_dict, floating_base=None, joints=None, locked=None):
         jt = e["joint"]
         if jt not in ("revolute", "prismatic", "fixed"):
             raise ModelError(f"{where}: unknown joint type {jt!r} (revolute | prismatic | fixed)")
-        name = str(e.get("name", f"link{i}"))
-        where = f"{src}: link '{name}'"
         theta, alpha = _num(e, "theta", where), _num(e, "alpha", where)
         if conv == "standard":
             parent = i - 1

@@ -453,6 +453,8 @@ class ControllerNode(Node):
         self._state_stamp_ns = 0
         self._warned_velocity = False
         self._sim_time = bool(self.get_parameter("use_sim_time").value)
+        # ROS time without /clock is the system time: read it without building rclpy Time objects
+        self._now_ns = self._ros_now_ns if self._sim_time else time.time_ns
 
         # --- ROS interfaces
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
@@ -575,11 +577,14 @@ class ControllerNode(Node):
         return changed and old is not None
 
     # ------------------------------------------------------------ callbacks
+    def _ros_now_ns(self) -> int:
+        return self.get_clock().now().nanoseconds
+
     def _now(self) -> float:
-        return self.get_clock().now().nanoseconds * 1e-9
+        return self._now_ns() * 1e-9
 
     def _on_joint_state(self, msg: JointState) -> None:
-        now_ns = self.get_clock().now().nanoseconds
+        now_ns = self._now_ns()
         try:
             if len(msg.effort) not in (0, len(msg.name)):
                 raise JointStateError("effort has %d values for %d names" % (len(msg.effort), len(msg.name)))
@@ -653,7 +658,7 @@ class ControllerNode(Node):
             if p > 1.5e9 * self.period:
                 self._late_cycles += 1
         self._last_entry_ns = entry
-        now_ns = self.get_clock().now().nanoseconds
+        now_ns = self._now_ns()
         if self._sim_time and self._active and self.watchdog.status == FRESH \
                 and 0 < self._state_stamp_ns < now_ns and not self._deferred:
             # lockstep: the state of this step has not been processed yet; run when it arrives
@@ -839,9 +844,11 @@ def main(args=None) -> int:
         print("[%s] fatal: %s" % (NODE_NAME, e), file=sys.stderr)
         code = 1
     except Exception:
-        import traceback
-        traceback.print_exc()
-        code = 1
+        if rclpy.ok():
+            import traceback
+            traceback.print_exc()
+            code = 1
+        # else: shut down (SIGINT/SIGTERM) while a callback was running: a clean exit
     finally:
         if node is not None:
             try:
