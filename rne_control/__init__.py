@@ -5,7 +5,11 @@ The library (model, dynamics, control) works without ROS; only ``rne_control.ros
 from .model import InputError, Model, ModelError, load_dh, load_model, load_urdf
 from .dynamics import (SingularMassMatrixError, coriolis_torques, forward_dynamics, gravity_torques,
                        inverse_dynamics, mass_matrix)
+from .dynamics import (base_twist_from_momentum, floating_forward_dynamics, free_floating_inverse_dynamics,
+                       moving_base_inverse_dynamics)
 
 __version__ = "0.1.0"
 __all__ = ["Model", "ModelError", "InputError", "SingularMassMatrixError", "load_urdf", "load_dh", "load_model",
-           "inverse_dynamics", "gravity_torques", "coriolis_torques", "mass_matrix", "forward_dynamics"]
+           "inverse_dynamics", "gravity_torques", "coriolis_torques", "mass_matrix", "forward_dynamics",
+           "moving_base_inverse_dynamics", "free_floating_inverse_dynamics", "base_twist_from_momentum",
+           "floating_forward_dynamics"]

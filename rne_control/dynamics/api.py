@@ -67,7 +67,8 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, gravity=None, friction=True,
         except TypeError:
             pass
         else:
-            check(model, st)
+            if st:
+                check(model, st)
             return res
     return _into(out, checked_call(model, "rnea", dict(q=q, qd=qd, qdd=qdd), model_dyn(model, gravity),
                                    f_ext or {}, FRICTION if friction else 0))
@@ -82,7 +83,8 @@ def gravity_torques(model, q, gravity=None, out=None):
         except TypeError:
             pass
         else:
-            check(model, st)
+            if st:
+                check(model, st)
             return res
     return _into(out, checked_call(model, "gravity", dict(q=q), model_dyn(model, gravity)))
 
@@ -95,7 +97,8 @@ def coriolis_torques(model, q, qd, out=None):
     except TypeError:
         pass
     else:
-        check(model, st)
+        if st:
+            check(model, st)
         return res
     (qa, qda), _ = joint_arrays(model, q=q, qd=qd)
     return _into(out, checked_call(model, "rnea", dict(q=qa, qd=qda, qdd=qa), None, {}, CORIOLIS_ONLY))
@@ -109,7 +112,8 @@ def mass_matrix(model, q):
     except TypeError:
         pass
     else:
-        check(model, st)
+        if st:
+            check(model, st)
         return H
     return checked_call(model, "crba", dict(q=q), out_shape=(model.n, model.n))
 
@@ -126,7 +130,8 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, friction=True, gravity=None)
         except TypeError:
             pass
         else:
-            check(model, st)
+            if st:
+                check(model, st)
             return res
     return checked_call(model, "aba", dict(q=q, qd=qd, tau=tau), model_dyn(model, gravity), f_ext or {},
                         FRICTION if friction else 0)

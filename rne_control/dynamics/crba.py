@@ -5,8 +5,8 @@ rotor inertia Ia is added on the diagonal (Khalil §3.3.1).
 """
 import numpy as np
 
-from .spatial import (F_OUT, F_Q, IA, JTYPE, LENGTH, NONFINITE, PARENT, QIDX, REVOLUTE, add_params_to_parent, add_xT_force, bad,
-                      body, inertia_mul, jit, joint_xform, length_status, status)
+from .spatial import (F_OUT, F_Q, IA, JTYPE, LENGTH, NONFINITE, PARENT, QIDX, REVOLUTE, add_params_to_parent, bad,
+                      body, inertia_mul, jit, joint_xform, length_status, status, xT_force_inplace)
 
 WS = 34  # X_up 0:12, I^c 12:22, F 22:28, scratch 28:34
 
@@ -39,9 +39,7 @@ def crba(tree, dyn, q, H, ws):
         H[k, k] = F[2 if jtype == REVOLUTE else 5] + tree[i, IA]
         j = i
         while int(tree[j, PARENT]) >= 0:  # F = X_j^T F; j = parent(j); H_ij = H_ji = S_j^T F
-            S[:] = 0.0
-            add_xT_force(ws[j, 0:12], F, S)
-            F[:] = S
+            xT_force_inplace(ws[j, 0:12], F)
             j = int(tree[j, PARENT])
             kj = int(tree[j, QIDX])
             H[k, kj] = F[2 if int(tree[j, JTYPE]) == REVOLUTE else 5]

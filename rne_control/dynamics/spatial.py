@@ -68,6 +68,18 @@ def add_xT_force(X, f, out):
 
 
 @inline
+def xT_force_inplace(X, f):
+    """f = X^T f (force vector from body to parent coordinates, in place)."""
+    fx = X[0] * f[3] + X[3] * f[4] + X[6] * f[5]
+    fy = X[1] * f[3] + X[4] * f[4] + X[7] * f[5]
+    fz = X[2] * f[3] + X[5] * f[4] + X[8] * f[5]
+    n0 = X[0] * f[0] + X[3] * f[1] + X[6] * f[2] + X[10] * fz - X[11] * fy
+    n1 = X[1] * f[0] + X[4] * f[1] + X[7] * f[2] + X[11] * fx - X[9] * fz
+    n2 = X[2] * f[0] + X[5] * f[1] + X[8] * f[2] + X[9] * fy - X[10] * fx
+    f[0], f[1], f[2], f[3], f[4], f[5] = n0, n1, n2, fx, fy, fz
+
+
+@inline
 def inertia_mul(P, m, out):
     """out = I m for the spatial inertia with parameters P."""
     out[0] = P[4] * m[0] + P[7] * m[1] + P[8] * m[2] + P[2] * m[5] - P[3] * m[4]

@@ -81,10 +81,12 @@ recovery from a stale state, blend the command linearly from the old law to
 the new one over ``ramp_time`` (see :mod:`rne_control.control.ramp`). After a
 stale period the desired state is reset to hold the measured position.
 
-With ``use_sim_time`` the timer runs on ``/clock``; when the latest joint
-state is older than the timer's time (the simulator's state of this step has
-not been processed yet), the cycle waits for it and runs when it arrives, so
-that lockstep simulation is deterministic.
+Each cycle first takes the joint states that have arrived but are still
+queued, so it computes from the latest state. With ``use_sim_time`` the timer
+runs on ``/clock``; when the latest joint state is older than the timer's
+time (a lockstep simulator publishes the state of step k, then /clock = t_k),
+the cycle waits up to 5 ms (wall) for that state, so that lockstep
+simulation is deterministic.
 
 The node exits with code 0 on SIGINT.
 """
@@ -127,6 +129,8 @@ from .paths import resolve_model_file
 
 NODE_NAME = "rne_controller"
 COMMAND_TYPES = ("float64_multi_array", "joint_state")
+# with use_sim_time: how long (wall s) a cycle waits for the joint state stamped with its own time
+SIM_STATE_WAIT = 0.005
 
 
 class ConfigError(RuntimeError):
@@ -449,7 +453,6 @@ class ControllerNode(Node):
         self._active = False
         self._stopped = False        # on_stale: stop in effect
         self._have_published = False
-        self._deferred = False
         self._state_stamp_ns = 0
         self._warned_velocity = False
         self._sim_time = bool(self.get_parameter("use_sim_time").value)
@@ -457,7 +460,7 @@ class ControllerNode(Node):
         self._now_ns = self._ros_now_ns if self._sim_time else time.time_ns
 
         # --- ROS interfaces
-        self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
+        self._js_sub = self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
         self.create_subscription(JointTrajectory, "~/joint_trajectory", self._on_trajectory, 10)
         self.create_subscription(Odometry, "base_odometry", self._on_odometry, 10)
         self.create_subscription(AccelStamped, "base_accel", self._on_accel, 10)
@@ -602,9 +605,6 @@ class ControllerNode(Node):
         self.watchdog.feed(now_ns * 1e-9)
         st = msg.header.stamp
         self._state_stamp_ns = st.sec * 1000000000 + st.nanosec
-        if self._deferred and self._state_stamp_ns >= self._deferred_ns:
-            self._deferred = False
-            self._cycle(time.perf_counter_ns(), self._deferred_ns)
 
     @staticmethod
     def _state_time(msg, now_ns) -> float:
@@ -649,6 +649,18 @@ class ControllerNode(Node):
             self.get_logger().warning("rejected base_accel: %s" % e, throttle_duration_sec=2.0)
 
     # ------------------------------------------------------------ the loop
+    def _drain_joint_states(self) -> bool:
+        """Process joint states that have arrived but not been dispatched yet; True if any."""
+        sub = self._js_sub
+        took = False
+        while True:
+            with sub.handle:
+                info = sub.handle.take_message(sub.msg_type, sub.raw)
+            if info is None:
+                return took
+            took = True
+            self._on_joint_state(info[0])
+
     def _on_timer(self) -> None:
         entry = time.perf_counter_ns()
         if self._last_entry_ns:
@@ -659,13 +671,14 @@ class ControllerNode(Node):
                 self._late_cycles += 1
         self._last_entry_ns = entry
         now_ns = self._now_ns()
-        if self._sim_time and self._active and self.watchdog.status == FRESH \
-                and 0 < self._state_stamp_ns < now_ns and not self._deferred:
-            # lockstep: the state of this step has not been processed yet; run when it arrives
-            self._deferred = True
-            self._deferred_ns = now_ns
-            return
-        self._deferred = False
+        # compute from the latest state: take what has arrived but is still queued
+        self._drain_joint_states()
+        if self._sim_time and self._active and self.watchdog.status == FRESH and 0 < self._state_stamp_ns < now_ns:
+            # lockstep simulation: the state of this step (published before /clock) is on its way
+            deadline = time.perf_counter() + SIM_STATE_WAIT
+            while self._state_stamp_ns < now_ns and time.perf_counter() < deadline:
+                if not self._drain_joint_states():
+                    time.sleep(0.0001)
         self._cycle(entry, now_ns)
 
     def _activate(self, now: float, recovered: bool) -> None:

@@ -571,19 +571,27 @@ def main(args=None):
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except Exception as e:  # configuration errors: readable message, non-zero exit
+        if not rclpy.ok():
+            # SIGINT shut the context down while the executor was building its wait set
+            # (rclpy raises RCLError "context is not valid" then): a normal shutdown
+            return _finish(node)
         import traceback
 
         traceback.print_exc()
         print(f"[{NODE_NAME}] fatal: {e}", file=sys.stderr)
         code = 1
-    finally:
-        if node is not None:
-            try:
-                node.destroy_node()
-            except Exception:
-                pass
-        rclpy.try_shutdown()
+    _finish(node)
     return code
+
+
+def _finish(node):
+    if node is not None:
+        try:
+            node.destroy_node()
+        except Exception:
+            pass
+    rclpy.try_shutdown()
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,88 @@
+"""Inverse dynamics with a prescribed base motion (Khalil §7.1, first option; Featherstone Table 5.1).
+
+The RNE starts from the base's own velocity v_0 and acceleration a_0 instead of zero (gravity enters
+as the fictitious acceleration a_0 - a_g, a_g = R^T g_world in base coordinates), and the backward
+pass continues to the base: f_0 = I_0 (a_0 - a_g) + v_0 x* I_0 v_0 + sum_children X^T f_i is the wrench
+the base must receive from outside to move as prescribed, gravity included.
+"""
+import numpy as np
+
+from .base import F_BASE2, F_TWIST, base_gravity, check_vector, to_motion
+from .spatial import (F_OUT, F_Q, F_QD, F_QDD, FRICTION, FS, FV, IA, LENGTH, NONFINITE, REVOLUTE, add_cross_force,
+                      add_cross_motion_S, add_xT_force, bad, body, inertia_mul, jit, joint_xform, length_status,
+                      sgn, status, x_motion)
+
+WS = 36  # per body (and row nb = the base): X_up 0:12, v 12:18, a 18:24, f 24:30, scratch 30:36
+
+
+@jit
+def moving_base(tree, dyn, q, qd, qdd, twist, accel, quat, flags, tau, wrench, ws):
+    """tau and the base wrench [f; n] for one sample; twist [v; w], accel [vdot; wdot] of the base in
+    base coordinates, quat (x, y, z, w) base to world. Returns a status code (0 = ok)."""
+    nb = tree.shape[0]
+    st = (length_status(q, nb, F_Q) or length_status(qd, nb, F_QD) or length_status(qdd, nb, F_QDD)
+          or length_status(tau, nb, F_OUT) or check_vector(twist, 6, F_TWIST) or check_vector(accel, 6, F_BASE2))
+    if st:
+        return st
+    if wrench.shape[0] != 6:
+        return status(LENGTH, F_OUT, wrench.shape[0])
+    b = ws[nb]
+    st = base_gravity(dyn, quat, b[0:9], b[9:12])
+    if st:
+        return st
+    v0, a0, f0 = b[12:18], b[18:24], b[24:30]
+    to_motion(twist, v0)
+    to_motion(accel, a0)
+    for j in range(3):
+        a0[3 + j] -= b[9 + j]                   # a_0 - a_g
+    for i in range(nb):
+        p, jtype, k = body(tree, i)
+        if bad(q[k]):
+            return status(NONFINITE, F_Q, k)
+        if bad(qd[k]):
+            return status(NONFINITE, F_QD, k)
+        if bad(qdd[k]):
+            return status(NONFINITE, F_QDD, k)
+        pp = p if p >= 0 else nb
+        X, v, a, f, tmp = ws[i, 0:12], ws[i, 12:18], ws[i, 18:24], ws[i, 24:30], ws[i, 30:36]
+        joint_xform(tree[i], jtype, q[k], X)
+        x_motion(X, ws[pp, 12:18], v)
+        x_motion(X, ws[pp, 18:24], a)
+        s = 2 if jtype == REVOLUTE else 5
+        v[s] += qd[k]                          # v_i = X v_p + S qd
+        a[s] += qdd[k]                         # a_i = X a_p + S qdd + v_i x S qd
+        add_cross_motion_S(v, jtype, qd[k], a)
+        inertia_mul(dyn[i], a, f)              # f_i = I a + v x* I v
+        inertia_mul(dyn[i], v, tmp)
+        add_cross_force(v, tmp, f)
+    inertia_mul(dyn[nb], a0, f0)               # the base body itself
+    inertia_mul(dyn[nb], v0, b[30:36])
+    add_cross_force(v0, b[30:36], f0)
+    for i in range(nb - 1, -1, -1):
+        p, jtype, k = body(tree, i)
+        f = ws[i, 24:30]
+        t = f[2] if jtype == REVOLUTE else f[5]   # tau_i = S^T f_i + Ia qdd (+ friction)
+        t += tree[i, IA] * qdd[k]
+        if flags & FRICTION:
+            t += tree[i, FV] * qd[k] + tree[i, FS] * sgn(qd[k])
+        tau[k] = t
+        add_xT_force(ws[i, 0:12], f, ws[p if p >= 0 else nb, 24:30])
+    to_motion(f0, wrench)                      # [n; f] -> [f; n]
+    return 0
+
+
+@jit
+def moving_base_one(tree, dyn, q, qd, qdd, twist, accel, quat, flags, tau, wrench):
+    return moving_base(tree, dyn, q, qd, qdd, twist, accel, quat, flags, tau, wrench,
+                       np.empty((tree.shape[0] + 1, WS)))
+
+
+@jit
+def moving_base_many(tree, dyn, q, qd, qdd, twist, accel, quat, flags, tau, wrench):
+    """Stacked samples: joint arrays (N, n), twist/accel/wrench (N, 6), quat (N, 4). Returns (status, sample)."""
+    ws = np.empty((tree.shape[0] + 1, WS))
+    for s in range(q.shape[0]):
+        st = moving_base(tree, dyn, q[s], qd[s], qdd[s], twist[s], accel[s], quat[s], flags, tau[s], wrench[s], ws)
+        if st != 0:
+            return st, s
+    return 0, 0
