@@ -31,33 +31,39 @@ def params_to_matrix(P, M):
 
 @jit
 def add_xT_M_x(X, M, out, scratch):
-    """out += X^T M X for a 6x6 row-major M (articulated inertia to parent coordinates)."""
-    X6, Y = scratch[0:36], scratch[36:72]
-    for j in range(36):
-        X6[j] = 0.0
-    r0, r1, r2 = X[9], X[10], X[11]
+    """out += X^T M X for a symmetric 6x6 row-major M = [[A, B], [B^T, C]] (articulated inertia to parent
+    coordinates). X = rot(E) xlt(r): first rotate each block, A' = E^T A E (likewise B', C'), then shift
+    by r:  [[A' + r x B'^T - (B' + r x C') r x,  B' + r x C'], [(B' + r x C')^T,  C']]."""
+    R = scratch[0:27]  # A', B', C' as three row-major 3x3 blocks
+    T = scratch[27:36]
+    for blk in range(3):
+        r0, c0 = (0, 0) if blk == 0 else ((0, 3) if blk == 1 else (3, 3))
+        for i in range(3):      # T = M_blk E
+            for j in range(3):
+                T[3 * i + j] = (M[6 * (r0 + i) + c0] * X[j] + M[6 * (r0 + i) + c0 + 1] * X[3 + j]
+                                + M[6 * (r0 + i) + c0 + 2] * X[6 + j])
+        for i in range(3):      # R_blk = E^T T
+            for j in range(3):
+                R[9 * blk + 3 * i + j] = X[i] * T[j] + X[3 + i] * T[3 + j] + X[6 + i] * T[6 + j]
+    r = (X[9], X[10], X[11])
+    Ap, Bp, Cp = R[0:9], R[9:18], R[18:27]
+    for j in range(3):          # T = B' + r x C' (column j: B'[:, j] + r x C'[:, j])
+        c_0, c_1, c_2 = Cp[j], Cp[3 + j], Cp[6 + j]
+        T[j] = Bp[j] + r[1] * c_2 - r[2] * c_1
+        T[3 + j] = Bp[3 + j] + r[2] * c_0 - r[0] * c_2
+        T[6 + j] = Bp[6 + j] + r[0] * c_1 - r[1] * c_0
     for i in range(3):
+        # (T r x)[i, :] = row_i(T) x ... : (T [r]x)_{ij} = sum_k T_ik [r]x_kj, [r]x row-major
+        t0, t1, t2 = T[3 * i], T[3 * i + 1], T[3 * i + 2]
+        Trx = (t1 * r[2] - t2 * r[1], t2 * r[0] - t0 * r[2], t0 * r[1] - t1 * r[0])
         for j in range(3):
-            e = X[3 * i + j]
-            X6[6 * i + j] = e
-            X6[6 * (i + 3) + j + 3] = e
-        # bottom-left block: -E [r]x
-        e0, e1, e2 = X[3 * i], X[3 * i + 1], X[3 * i + 2]
-        X6[6 * (i + 3) + 0] = -(e1 * r2 - e2 * r1)
-        X6[6 * (i + 3) + 1] = -(e2 * r0 - e0 * r2)
-        X6[6 * (i + 3) + 2] = -(e0 * r1 - e1 * r0)
-    for i in range(6):
-        for j in range(6):
-            s = 0.0
-            for k in range(6):
-                s += M[6 * i + k] * X6[6 * k + j]
-            Y[6 * i + j] = s
-    for i in range(6):
-        for j in range(6):
-            s = 0.0
-            for k in range(6):
-                s += X6[6 * k + i] * Y[6 * k + j]
-            out[6 * i + j] += s
+            # (r x B'^T)_{ij} = (r x col_j(B'^T))_i = (r x row_j(B'))_i
+            b0, b1, b2 = Bp[3 * j], Bp[3 * j + 1], Bp[3 * j + 2]
+            rxb = (r[1] * b2 - r[2] * b1) if i == 0 else ((r[2] * b0 - r[0] * b2) if i == 1 else (r[0] * b1 - r[1] * b0))
+            out[6 * i + j] += Ap[3 * i + j] + rxb - Trx[j]
+            out[6 * i + 3 + j] += T[3 * i + j]
+            out[6 * (3 + j) + i] += T[3 * i + j]
+            out[6 * (3 + i) + 3 + j] += Cp[3 * i + j]
 
 
 @jit
@@ -114,11 +120,13 @@ def aba(tree, dyn, q, qd, tau, f_ext, flags, qdd, ws, scratch):
         ws[i, 78], ws[i, 79] = D, u
         if p >= 0:
             I_a, pa = scratch[78:114], scratch[114:120]
+            invD = 1.0 / D
             for r in range(6):                        # I^a = I^A - U U^T / D
+                Ur = U[r] * invD
                 for cc in range(6):
-                    I_a[6 * r + cc] = I_A[6 * r + cc] - U[r] * U[cc] / D
+                    I_a[6 * r + cc] = I_A[6 * r + cc] - Ur * U[cc]
             for r in range(6):                        # p^a = p^A + I^a c + U u / D
-                acc = pA[r] + U[r] * u / D
+                acc = pA[r] + U[r] * u * invD
                 for cc in range(6):
                     acc += I_a[6 * r + cc] * c[cc]
                 pa[r] = acc

@@ -84,7 +84,7 @@ def checked_call(model, fname, name, joint, base, field8, flags=None):
         vecs.append(a)
     single = N is None
     N = 1 if single else N
-    arrays = [np.ascontiguousarray(np.broadcast_to(a, (N, a.shape[-1]))) for a in arrays + vecs]
+    arrays = [a if a.ndim == 2 else np.tile(a, (N, 1)) for a in arrays + vecs]
     out1 = np.empty((N, model.n if name != "momentum" else 6))
     out2 = np.empty((N, 6))
     extra = () if flags is None else (flags,)
@@ -185,3 +185,18 @@ def floating_forward_dynamics(model, q, qd, tau, base_twist, base_orientation=ID
                         [("base_twist", base_twist, 6), ("base_orientation", base_orientation, 4),
                          ("base_wrench", _ZERO6 if base_wrench is None else base_wrench, 6)], "base_wrench",
                         FRICTION if friction else 0)
+
+
+def centroidal_momentum(model, q, qd, base_twist, base_orientation=IDENTITY):
+    """The converse of :func:`base_twist_from_momentum`, for checks and reports (single samples only):
+    ``(momentum, com)``, the centroidal momentum [p; k] (world axes) of the state and the system's centre
+    of mass in base coordinates."""
+    _require_floating(model, "centroidal_momentum")
+    args = [vector(name, x, size, stacked_ok=False) for name, x, size in
+            (("base_twist", base_twist, 6), ("base_orientation", base_orientation, 4))]
+    (qa, qda), N = joint_arrays(model, q=q, qd=qd)
+    if N is not None:
+        raise InputError("centroidal_momentum() takes single samples")
+    out = np.empty(9)
+    _check(model, mo.momentum_of(model.tree, model.dyn, qa, qda, *args, out), None, "momentum")
+    return out[:6], out[6:]
