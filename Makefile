@@ -20,6 +20,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(VPY) bench/bench_dynamics.py
+	$(VPY) bench/bench_floating.py
 
 bench-loop: $(STAMP)
 	$(VPY) bench/bench_loop.py

@@ -16,7 +16,8 @@ def test_readme_python_blocks_run():
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            namespace = {}  # blocks build on each other, as a reader would run them
             for block in blocks:
-                exec(compile(block, "README.md", "exec"), {})
+                exec(compile(block, "README.md", "exec"), namespace)
     finally:
         os.chdir(cwd)
