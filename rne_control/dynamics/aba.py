@@ -6,7 +6,7 @@ A joint whose D_i vanishes (a massless chain end) makes the mass matrix singular
 """
 import numpy as np
 
-from .spatial import (F_GRAVITY, F_OUT, F_Q, F_QD, F_TAU, FRICTION, FS, FV, IA, NONFINITE, REVOLUTE, SINGULAR,
+from .spatial import (entry, split, F_GRAVITY, F_OUT, F_Q, F_QD, F_TAU, FRICTION, FS, FV, IA, NONFINITE, REVOLUTE, SINGULAR,
                       add_cross_force, add_cross_motion_S, add_xT_force, bad, body, inertia_mul, jit, joint_xform,
                       length_status, sgn, status, x_motion)
 
@@ -152,14 +152,15 @@ def aba(tree, dyn, q, qd, tau, f_ext, flags, qdd, ws, scratch):
     return 0
 
 
-@jit
-def aba_one(tree, dyn, q, qd, tau, flags, qdd):
-    return aba(tree, dyn, q, qd, tau, NO_FEXT, flags, qdd, np.empty((tree.shape[0], WS)), np.empty(120))
+@entry
+def aba_one(K, q, qd, tau, flags, qdd):
+    tree, dyn, ws, scratch = split(K)
+    return aba(tree, dyn, q, qd, tau, NO_FEXT, flags, qdd, ws, scratch)
 
 
-@jit
-def aba_many(tree, dyn, q, qd, tau, f_ext, flags, qdd):
-    ws, scratch = np.empty((tree.shape[0], WS)), np.empty(120)
+@entry
+def aba_many(K, q, qd, tau, f_ext, flags, qdd):
+    tree, dyn, ws, scratch = split(K)
     for s in range(q.shape[0]):
         fe = f_ext[s] if f_ext.shape[0] > 0 else NO_FEXT
         st = aba(tree, dyn, q[s], qd[s], tau[s], fe, flags, qdd[s], ws, scratch)

@@ -10,7 +10,7 @@ checked path, which stacks single samples as N = 1 and calls the many-sample ker
 import numpy as np
 
 from . import aba, crba, gravity as grav, rnea
-from .calls import FLAGS, MODEL, NO_FEXT_MANY, arr, check, close, external_forces, joint_arrays, model_dyn, prepare
+from .calls import FLAGS, MODEL, arr, check, close, external_forces, joint_arrays, model_array, prepare
 from .spatial import CORIOLIS_ONLY, FRICTION
 
 _f1, _f2, _f3 = arr(1), arr(2), arr(3)
@@ -28,7 +28,7 @@ for _one, _, _many, _ in KERNELS.values():
     close(_many)
 
 
-def checked_call(model, name, inputs, dyn=None, f_ext=None, flags=None, out_shape=None):
+def checked_call(model, name, inputs, K=None, f_ext=None, flags=None, out_shape=None):
     """Slow path: compile if needed, validate and stack the inputs, call the many-sample kernel."""
     one, one_sig, many, many_sig = KERNELS[name]
     prepare(one, [one_sig])
@@ -40,7 +40,7 @@ def checked_call(model, name, inputs, dyn=None, f_ext=None, flags=None, out_shap
     extra = () if f_ext is None else (external_forces(model, f_ext, N)[0],)
     extra += () if flags is None else (flags,)
     out = np.empty((N, *(out_shape or (model.n,))))
-    st, s = many(model.tree, model.dyn if dyn is None else dyn, *arrays, *extra, out)
+    st, s = many(model._K if K is None else K, *arrays, *extra, out)
     check(model, st, None if single else s)
     return out[0] if single else out
 
@@ -63,14 +63,14 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, gravity=None, friction=True,
     if f_ext is None and gravity is None:
         try:
             res = np.empty(model.n) if out is None else out
-            st = rnea.rnea_one(model.tree, model._dyn, q, qd, qdd, FRICTION if friction else 0, res)
+            st = rnea.rnea_one(model._K, q, qd, qdd, FRICTION if friction else 0, res)
         except TypeError:
             pass
         else:
             if st:
                 check(model, st)
             return res
-    return _into(out, checked_call(model, "rnea", dict(q=q, qd=qd, qdd=qdd), model_dyn(model, gravity),
+    return _into(out, checked_call(model, "rnea", dict(q=q, qd=qd, qdd=qdd), model_array(model, gravity),
                                    f_ext or {}, FRICTION if friction else 0))
 
 
@@ -79,21 +79,21 @@ def gravity_torques(model, q, gravity=None, out=None):
     if gravity is None:
         try:
             res = np.empty(model.n) if out is None else out
-            st = grav.gravity_one(model.tree, model._dyn, q, res)
+            st = grav.gravity_one(model._K, q, res)
         except TypeError:
             pass
         else:
             if st:
                 check(model, st)
             return res
-    return _into(out, checked_call(model, "gravity", dict(q=q), model_dyn(model, gravity)))
+    return _into(out, checked_call(model, "gravity", dict(q=q), model_array(model, gravity)))
 
 
 def coriolis_torques(model, q, qd, out=None):
     """Coriolis and centrifugal torques C(q, qd) qd (N m, N): no gravity, acceleration, friction or rotor terms."""
     try:
         res = np.empty(model.n) if out is None else out
-        st = rnea.rnea_one(model.tree, model._dyn, q, qd, q, CORIOLIS_ONLY, res)  # qdd unused
+        st = rnea.rnea_one(model._K, q, qd, q, CORIOLIS_ONLY, res)  # qdd unused
     except TypeError:
         pass
     else:
@@ -108,7 +108,7 @@ def mass_matrix(model, q):
     """Joint-space inertia matrix H(q) (kg m^2, kg), symmetric positive definite, rotor inertia on the diagonal."""
     try:
         H = np.empty((model.n, model.n))
-        st = crba.crba_one(model.tree, model._dyn, q, H)
+        st = crba.crba_one(model._K, q, H)
     except TypeError:
         pass
     else:
@@ -126,12 +126,12 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, friction=True, gravity=None)
     if f_ext is None and gravity is None:
         try:
             res = np.empty(model.n)
-            st = aba.aba_one(model.tree, model._dyn, q, qd, tau, FRICTION if friction else 0, res)
+            st = aba.aba_one(model._K, q, qd, tau, FRICTION if friction else 0, res)
         except TypeError:
             pass
         else:
             if st:
                 check(model, st)
             return res
-    return checked_call(model, "aba", dict(q=q, qd=qd, tau=tau), model_dyn(model, gravity), f_ext or {},
+    return checked_call(model, "aba", dict(q=q, qd=qd, tau=tau), model_array(model, gravity), f_ext or {},
                         FRICTION if friction else 0)

@@ -17,7 +17,7 @@ def arr(ndim, readonly=False):
     return nb.types.Array(nb.float64, ndim, "C", readonly=readonly)
 
 
-MODEL = (arr(2, readonly=True), arr(2, readonly=True))  # model.tree, model.dyn
+MODEL = (arr(2),)  # the model's kernel array K
 FLAGS = nb.int64
 FIELDS = {1: "q", 2: "qd", 3: "qdd", 4: "tau", 5: "gravity", 6: "out", 7: "base"}
 NO_FEXT_MANY = np.empty((0, 0, 6))
@@ -106,14 +106,9 @@ def vector(name, x, size, stacked_ok=True):
     return a
 
 
-def model_dyn(model, gravity):
-    """The model's kernel buffer, or a read-only copy of it with ``gravity`` (m/s^2) in place of its own."""
-    if gravity is None:
-        return model.dyn
-    dyn = np.array(model.dyn)
-    dyn[-1, :3] = vector("gravity", gravity, 3, stacked_ok=False)
-    dyn.flags.writeable = False
-    return dyn
+def model_array(model, gravity):
+    """The model's kernel array, or a copy of it with ``gravity`` (m/s^2) in place of its own."""
+    return model.kernel_array(None if gravity is None else vector("gravity", gravity, 3, stacked_ok=False))
 
 
 def external_forces(model, f_ext, N):

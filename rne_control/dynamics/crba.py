@@ -3,9 +3,8 @@
 O(n d), d the depth of the tree. Composite inertias are propagated in the 10-parameter form; the
 rotor inertia Ia is added on the diagonal (Khalil §3.3.1).
 """
-import numpy as np
 
-from .spatial import (F_OUT, F_Q, IA, JTYPE, LENGTH, NONFINITE, PARENT, QIDX, REVOLUTE, add_params_to_parent, bad,
+from .spatial import (entry, split, F_OUT, F_Q, IA, JTYPE, LENGTH, NONFINITE, PARENT, QIDX, REVOLUTE, add_params_to_parent, bad,
                       body, inertia_mul, jit, joint_xform, length_status, status, xT_force_inplace)
 
 WS = 34  # X_up 0:12, I^c 12:22, F 22:28, scratch 28:34
@@ -47,14 +46,15 @@ def crba(tree, dyn, q, H, ws):
     return 0
 
 
-@jit
-def crba_one(tree, dyn, q, H):
-    return crba(tree, dyn, q, H, np.empty((tree.shape[0], WS)))
+@entry
+def crba_one(K, q, H):
+    tree, dyn, ws, _ = split(K)
+    return crba(tree, dyn, q, H, ws)
 
 
-@jit
-def crba_many(tree, dyn, q, H):
-    ws = np.empty((tree.shape[0], WS))
+@entry
+def crba_many(K, q, H):
+    tree, dyn, ws, _ = split(K)
     for s in range(q.shape[0]):
         st = crba(tree, dyn, q[s], H[s], ws)
         if st != 0:

@@ -16,11 +16,10 @@ iii) forward: the base acceleration a_0' = -(I^A_0)^-1 p^A_0 (109, a 6x6 Cholesk
 Gravity enters as the fictitious acceleration a_0' = a_0 - a_g; the base acceleration returned is
 a_0' + a_g (base coordinates, [vdot; wdot]).
 """
-import numpy as np
 
 from .aba import add_xT_M_x, params_to_matrix
 from .base import F_BASE2, F_TWIST, SINGULAR_BASE, base_gravity, check_vector, solve6, to_motion
-from .spatial import (F_OUT, F_Q, F_QD, F_TAU, FRICTION, FS, FV, IA, LENGTH, NONFINITE, REVOLUTE, SINGULAR,
+from .spatial import (entry, split, F_OUT, F_Q, F_QD, F_TAU, FRICTION, FS, FV, IA, LENGTH, NONFINITE, REVOLUTE, SINGULAR,
                       add_cross_force, add_cross_motion_S, add_xT_force, bad, body, inertia_mul, jit, joint_xform,
                       length_status, sgn, status, x_motion)
 
@@ -120,16 +119,17 @@ def floating_aba(tree, dyn, q, qd, tau, twist, quat, wrench, flags, qdd, accel, 
     return 0
 
 
-@jit
-def floating_aba_one(tree, dyn, q, qd, tau, twist, quat, wrench, flags, qdd, accel):
+@entry
+def floating_aba_one(K, q, qd, tau, twist, quat, wrench, flags, qdd, accel):
+    tree, dyn, ws, scratch = split(K)
     return floating_aba(tree, dyn, q, qd, tau, twist, quat, wrench, flags, qdd, accel,
-                        np.empty((tree.shape[0] + 1, WS)), np.empty(SCRATCH))
+                        ws, scratch)
 
 
-@jit
-def floating_aba_many(tree, dyn, q, qd, tau, twist, quat, wrench, flags, qdd, accel):
+@entry
+def floating_aba_many(K, q, qd, tau, twist, quat, wrench, flags, qdd, accel):
     """Stacked samples: joint arrays (N, n), twist/wrench/accel (N, 6), quat (N, 4). Returns (status, sample)."""
-    ws, scratch = np.empty((tree.shape[0] + 1, WS)), np.empty(SCRATCH)
+    tree, dyn, ws, scratch = split(K)
     for s in range(q.shape[0]):
         st = floating_aba(tree, dyn, q[s], qd[s], tau[s], twist[s], quat[s], wrench[s], flags, qdd[s], accel[s],
                           ws, scratch)

@@ -89,7 +89,7 @@ def checked_call(model, fname, name, joint, base, field8, flags=None):
     out2 = np.empty((N, 6))
     extra = () if flags is None else (flags,)
     outs = (out1,) if name == "momentum" else (out1, out2)
-    st, s = many(model.tree, model.dyn, *arrays, *extra, *outs)
+    st, s = many(model._K, *arrays, *extra, *outs)
     _check(model, st, None if single else s, field8)
     if name == "momentum":
         return out1[0] if single else out1
@@ -108,7 +108,7 @@ def moving_base_inverse_dynamics(model, q, qd, qdd, base_twist, base_accel, base
     if model.floating_base:
         try:
             tau, wrench = np.empty(model.n), np.empty(6)
-            st = mb.moving_base_one(model.tree, model._dyn, q, qd, qdd, base_twist, base_accel, base_orientation,
+            st = mb.moving_base_one(model._K, q, qd, qdd, base_twist, base_accel, base_orientation,
                                     FRICTION if friction else 0, tau, wrench)
         except TypeError:
             pass
@@ -129,7 +129,7 @@ def free_floating_inverse_dynamics(model, q, qd, qdd, base_twist, base_orientati
     if model.floating_base:
         try:
             tau, accel = np.empty(model.n), np.empty(6)
-            st = ff.free_floating_one(model.tree, model._dyn, q, qd, qdd, base_twist, base_orientation,
+            st = ff.free_floating_one(model._K, q, qd, qdd, base_twist, base_orientation,
                                       FRICTION if friction else 0, tau, accel)
         except TypeError:
             pass
@@ -150,7 +150,7 @@ def base_twist_from_momentum(model, q, qd, momentum=None, base_orientation=IDENT
     if model.floating_base:
         try:
             twist = np.empty(6)
-            st = mo.momentum_one(model.tree, model._dyn, q, qd, _ZERO6 if momentum is None else momentum,
+            st = mo.momentum_one(model._K, q, qd, _ZERO6 if momentum is None else momentum,
                                  base_orientation, twist)
         except TypeError:
             pass
@@ -173,7 +173,7 @@ def floating_forward_dynamics(model, q, qd, tau, base_twist, base_orientation=ID
     if model.floating_base:
         try:
             qdd, accel = np.empty(model.n), np.empty(6)
-            st = fa.floating_aba_one(model.tree, model._dyn, q, qd, tau, base_twist, base_orientation,
+            st = fa.floating_aba_one(model._K, q, qd, tau, base_twist, base_orientation,
                                      _ZERO6 if base_wrench is None else base_wrench, FRICTION if friction else 0,
                                      qdd, accel)
         except TypeError:

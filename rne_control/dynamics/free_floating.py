@@ -20,10 +20,9 @@ iii) forward, j = 1..n: a_j = X_j a_i + zeta_j (98), f_j = I^c_j a_j - beta^c_j 
 Gravity enters as the fictitious acceleration a_0' = a_0 - a_g (a_g = R^T g_world), so the base
 acceleration returned is a_0' + a_g. Composite inertias use the 10-parameter form (spatial.py).
 """
-import numpy as np
 
 from .base import F_TWIST, SINGULAR_BASE, base_gravity, check_vector, solve_rigid, to_motion
-from .spatial import (F_OUT, F_Q, F_QD, F_QDD, FRICTION, FS, FV, IA, LENGTH, NONFINITE, PARENT, REVOLUTE,
+from .spatial import (entry, split, F_OUT, F_Q, F_QD, F_QDD, FRICTION, FS, FV, IA, LENGTH, NONFINITE, PARENT, REVOLUTE,
                       add_cross_force, add_params_to_parent, add_xT_force, bad, body, inertia_mul, inline, jit,
                       joint_xform, length_status, sgn, status, x_motion)
 
@@ -122,15 +121,16 @@ def free_floating(tree, dyn, q, qd, qdd, twist, quat, flags, tau, accel, ws):
     return 0
 
 
-@jit
-def free_floating_one(tree, dyn, q, qd, qdd, twist, quat, flags, tau, accel):
-    return free_floating(tree, dyn, q, qd, qdd, twist, quat, flags, tau, accel, np.empty((tree.shape[0] + 1, WS)))
+@entry
+def free_floating_one(K, q, qd, qdd, twist, quat, flags, tau, accel):
+    tree, dyn, ws, _ = split(K)
+    return free_floating(tree, dyn, q, qd, qdd, twist, quat, flags, tau, accel, ws)
 
 
-@jit
-def free_floating_many(tree, dyn, q, qd, qdd, twist, quat, flags, tau, accel):
+@entry
+def free_floating_many(K, q, qd, qdd, twist, quat, flags, tau, accel):
     """Stacked samples: joint arrays (N, n), twist/accel (N, 6), quat (N, 4). Returns (status, sample)."""
-    ws = np.empty((tree.shape[0] + 1, WS))
+    tree, dyn, ws, _ = split(K)
     for s in range(q.shape[0]):
         st = free_floating(tree, dyn, q[s], qd[s], qdd[s], twist[s], quat[s], flags, tau[s], accel[s], ws)
         if st != 0:

@@ -4,9 +4,8 @@ No velocity or acceleration pass: the forward pass carries only the transforms a
 in body coordinates; the backward pass accumulates each subtree's mass m^c and first moment h^c, and
 tau_i = S_i^T f_i with f_i = -(gravity wrench on the subtree) = [-(h^c x g_i); -m^c g_i].
 """
-import numpy as np
 
-from .spatial import F_GRAVITY, F_OUT, F_Q, NONFINITE, REVOLUTE, bad, body, jit, joint_xform, length_status, status
+from .spatial import entry, split, F_GRAVITY, F_OUT, F_Q, NONFINITE, REVOLUTE, bad, body, jit, joint_xform, length_status, status
 
 WS = 19  # X_up 0:12, g_i 12:15, m^c 15, h^c 16:19
 
@@ -48,14 +47,15 @@ def gravity(tree, dyn, q, tau, ws):
     return 0
 
 
-@jit
-def gravity_one(tree, dyn, q, tau):
-    return gravity(tree, dyn, q, tau, np.empty((tree.shape[0], WS)))
+@entry
+def gravity_one(K, q, tau):
+    tree, dyn, ws, _ = split(K)
+    return gravity(tree, dyn, q, tau, ws)
 
 
-@jit
-def gravity_many(tree, dyn, q, tau):
-    ws = np.empty((tree.shape[0], WS))
+@entry
+def gravity_many(K, q, tau):
+    tree, dyn, ws, _ = split(K)
     for s in range(q.shape[0]):
         st = gravity(tree, dyn, q[s], tau[s], ws)
         if st != 0:

@@ -5,10 +5,9 @@ as the fictitious acceleration a_0 - a_g, a_g = R^T g_world in base coordinates)
 pass continues to the base: f_0 = I_0 (a_0 - a_g) + v_0 x* I_0 v_0 + sum_children X^T f_i is the wrench
 the base must receive from outside to move as prescribed, gravity included.
 """
-import numpy as np
 
 from .base import F_BASE2, F_TWIST, base_gravity, check_vector, to_motion
-from .spatial import (F_OUT, F_Q, F_QD, F_QDD, FRICTION, FS, FV, IA, LENGTH, NONFINITE, REVOLUTE, add_cross_force,
+from .spatial import (entry, split, F_OUT, F_Q, F_QD, F_QDD, FRICTION, FS, FV, IA, LENGTH, NONFINITE, REVOLUTE, add_cross_force,
                       add_cross_motion_S, add_xT_force, bad, body, inertia_mul, jit, joint_xform, length_status,
                       sgn, status, x_motion)
 
@@ -71,16 +70,17 @@ def moving_base(tree, dyn, q, qd, qdd, twist, accel, quat, flags, tau, wrench, w
     return 0
 
 
-@jit
-def moving_base_one(tree, dyn, q, qd, qdd, twist, accel, quat, flags, tau, wrench):
+@entry
+def moving_base_one(K, q, qd, qdd, twist, accel, quat, flags, tau, wrench):
+    tree, dyn, ws, _ = split(K)
     return moving_base(tree, dyn, q, qd, qdd, twist, accel, quat, flags, tau, wrench,
-                       np.empty((tree.shape[0] + 1, WS)))
+                       ws)
 
 
-@jit
-def moving_base_many(tree, dyn, q, qd, qdd, twist, accel, quat, flags, tau, wrench):
+@entry
+def moving_base_many(K, q, qd, qdd, twist, accel, quat, flags, tau, wrench):
     """Stacked samples: joint arrays (N, n), twist/accel/wrench (N, 6), quat (N, 4). Returns (status, sample)."""
-    ws = np.empty((tree.shape[0] + 1, WS))
+    tree, dyn, ws, _ = split(K)
     for s in range(q.shape[0]):
         st = moving_base(tree, dyn, q[s], qd[s], qdd[s], twist[s], accel[s], quat[s], flags, tau[s], wrench[s], ws)
         if st != 0:

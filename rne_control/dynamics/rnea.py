@@ -5,7 +5,7 @@ CORIOLIS_ONLY flag, a_g = 0 and qdd = 0: the Coriolis-only variant C(q, qd) qd.
 """
 import numpy as np
 
-from .spatial import (CORIOLIS_ONLY, F_GRAVITY, F_OUT, F_Q, F_QD, F_QDD, FRICTION, FS, FV, IA, NONFINITE,
+from .spatial import (entry, split, CORIOLIS_ONLY, F_GRAVITY, F_OUT, F_Q, F_QD, F_QDD, FRICTION, FS, FV, IA, NONFINITE,
                       REVOLUTE, add_cross_force, add_cross_motion_S, add_xT_force, bad, body, inertia_mul, jit,
                       joint_xform, length_status, sgn, status, x_motion)
 
@@ -72,15 +72,16 @@ def rnea(tree, dyn, q, qd, qdd, f_ext, flags, tau, ws):
     return 0
 
 
-@jit
-def rnea_one(tree, dyn, q, qd, qdd, flags, tau):
-    return rnea(tree, dyn, q, qd, qdd, NO_FEXT, flags, tau, np.empty((tree.shape[0], WS)))
+@entry
+def rnea_one(K, q, qd, qdd, flags, tau):
+    tree, dyn, ws, _ = split(K)
+    return rnea(tree, dyn, q, qd, qdd, NO_FEXT, flags, tau, ws)
 
 
-@jit
-def rnea_many(tree, dyn, q, qd, qdd, f_ext, flags, tau):
+@entry
+def rnea_many(K, q, qd, qdd, f_ext, flags, tau):
     """Stacked samples: q, qd, qdd, tau are (N, n); f_ext is (N, nb, 6) or (0, 0, 6). Returns (status, sample)."""
-    ws = np.empty((tree.shape[0], WS))
+    tree, dyn, ws, _ = split(K)
     for s in range(q.shape[0]):
         fe = f_ext[s] if f_ext.shape[0] > 0 else NO_FEXT
         st = rnea(tree, dyn, q[s], qd[s], qdd[s], fe, flags, tau[s], ws)

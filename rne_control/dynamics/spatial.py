@@ -16,12 +16,16 @@ import math
 import numba as nb
 
 REVOLUTE, PRISMATIC = 0, 1
+KW = 162  # columns of a model's kernel array: the widest per-body workspace and scratch of any kernel
 # Columns of a row of model.tree after X_tree (0:12); see rne_control.model.model.
 IA, FV, FS, PARENT, JTYPE, QIDX = 12, 13, 14, 15, 16, 17
 # Kernel flags.
 FRICTION = 1      # add Fv qd + Fs sign(qd)
 CORIOLIS_ONLY = 2  # no gravity, qdd = 0, no rotor or friction: C(q, qd) qd
 jit = nb.njit(cache=True, nogil=True, error_model="numpy", fastmath={"nsz", "arcp", "contract", "reassoc"})
+# The entry points of the kernels hold the GIL (no nogil): they work in the model's own workspace, so
+# calls on one model from several threads must not overlap.
+entry = nb.njit(cache=True, error_model="numpy", fastmath={"nsz", "arcp", "contract", "reassoc"})
 inline = nb.njit(cache=True, nogil=True, error_model="numpy", inline="always", fastmath={"nsz", "arcp", "contract", "reassoc"})
 
 
@@ -187,3 +191,11 @@ def bad(x):
 def length_status(x, n, field):
     """0 if the 1-D array x has n entries, else a LENGTH status carrying its actual length."""
     return 0 if x.shape[0] == n else status(LENGTH, field, x.shape[0])
+
+
+@inline
+def split(K):
+    """Views of a model's kernel array K (see rne_control.model.model): tree (nb, 18), dyn (nb + 2, 10),
+    the workspace (nb + 1 rows, one per body and the base) and a scratch row."""
+    nb = (K.shape[0] - 4) // 3
+    return K[0:nb, 0:18], K[nb:2 * nb + 2, 0:10], K[2 * nb + 2:3 * nb + 3], K[3 * nb + 3]

@@ -16,6 +16,11 @@ Kernel arrays (C-contiguous float64, read-only):
   base body in row nb, and the gravity vector (m/s^2, base/world frame) in row nb + 1. This is the part
   that changes at run time (payload, gravity): it is rebuilt and swapped as one reference, so a reader
   always sees either the old or the new array, never a mixture.
+
+The kernels take one array per model, ``K`` (3 nb + 4, KW), so that a call passes few arguments (numba's
+dispatch costs per argument): rows 0:nb hold ``tree``, rows nb:2nb+2 ``dyn``, and the rest the kernels'
+workspace (one row per body and one for the base, then a scratch row). ``K`` is rebuilt with ``dyn``
+and swapped with it; ``tree`` and ``dyn`` are read-only views of it.
 """
 import threading
 import warnings
@@ -27,6 +32,7 @@ from .spatial import (align_z, body_params, check_inertia, inertia_matrix, inver
                       transform_params)
 
 REVOLUTE, PRISMATIC = 0, 1
+KW = 162  # kernel-array width; rne_control.dynamics.spatial.KW
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
 
@@ -50,10 +56,10 @@ class Model:
         self.link_names = tuple(link_names)
         self.n = len(self.joint_names)
         topo = np.asarray(topo, float).reshape(-1, 3)
-        self.tree = _readonly(np.hstack([np.asarray(kin, float).reshape(-1, 15), topo]))
+        self._tree = np.hstack([np.asarray(kin, float).reshape(-1, 15), topo])
         self._params = _readonly(inertia).reshape(-1, 10)  # the model's own inertial parameters
         self._payload = None
-        self._dyn = self._make_dyn(self._params, gravity)
+        self._K = self._kernel_array(self._params, gravity)
         self._lock = threading.Lock()
         # link name -> (body index or -1 for the base, 4x4 pose of the link frame in body coordinates)
         self.link_frames = {k: (b, _readonly(T)) for k, (b, T) in link_frames.items()}
@@ -64,27 +70,45 @@ class Model:
         self.base_link = base_link
         self.index = {name: i for i, name in enumerate(self.joint_names)}
 
-    @staticmethod
-    def _make_dyn(params, gravity):
-        dyn = np.zeros((params.shape[0] + 1, 10))
-        dyn[:-1] = params
-        dyn[-1, :3] = gravity
-        dyn.flags.writeable = False
-        return dyn
+    def _kernel_array(self, params, gravity):
+        nb = self._tree.shape[0]
+        K = np.zeros((3 * nb + 4, KW))
+        K[0:nb, 0:18] = self._tree
+        K[nb:2 * nb + 1, 0:10] = params
+        K[2 * nb + 1, 0:3] = gravity
+        return K
+
+    def kernel_array(self, gravity=None):
+        """The array the kernels take; with ``gravity`` (m/s^2), a copy that has it in place of the model's."""
+        if gravity is None:
+            return self._K
+        K = self._K.copy()
+        K[2 * self.nb + 1, 0:3] = gravity
+        return K
 
     @property
     def nb(self):
-        return self.tree.shape[0]
+        return self._tree.shape[0]
+
+    def _view(self, rows, cols):
+        v = self._K[rows, cols]
+        v.flags.writeable = False
+        return v
+
+    @property
+    def tree(self):
+        """The immutable kernel description (nb, 18), read-only; see the module docstring."""
+        return self._view(slice(0, self.nb), slice(0, 18))
 
     @property
     def dyn(self):
-        """The current swappable kernel buffer: inertial parameters (payload included) and gravity."""
-        return self._dyn
+        """The swappable inertial parameters (payload included) and gravity (nb + 2, 10), read-only."""
+        return self._view(slice(self.nb, 2 * self.nb + 2), slice(0, 10))
 
     @property
     def gravity(self):
         """Gravity (m/s^2) in the base frame (for a floating base: the world frame), read-only."""
-        return self._dyn[-1, :3]
+        return self._view(2 * self.nb + 1, slice(0, 3))
 
     def set_gravity(self, gravity):
         """Change the model's gravity vector (m/s^2) at run time (atomic swap)."""
@@ -92,10 +116,7 @@ class Model:
         if g.shape != (3,) or not np.isfinite(g).all():
             raise ModelError(f"gravity must be 3 finite numbers, got {np.asarray(gravity).tolist()}")
         with self._lock:
-            dyn = np.array(self._dyn)
-            dyn[-1, :3] = g
-            dyn.flags.writeable = False
-            self._dyn = dyn
+            self._K = self.kernel_array(g)
 
     @property
     def payload(self):
@@ -127,13 +148,13 @@ class Model:
         params = np.array(self._params)
         params[body] += transform_params(body_params(float(mass), com, I_com), T)
         with self._lock:
-            self._dyn = self._make_dyn(params, self.gravity)
+            self._K = self._kernel_array(params, self.gravity)
             self._payload = (link, float(mass), tuple(com), tuple(inertia))
 
     def clear_payload(self):
         """Remove the payload (atomic swap back to the model's own parameters)."""
         with self._lock:
-            self._dyn = self._make_dyn(self._params, self.gravity)
+            self._K = self._kernel_array(self._params, self.gravity)
             self._payload = None
 
     def joint_index(self, name):

@@ -1,6 +1,5 @@
 """URDF loading through urdf_parser_py (ROS's own parser, PyPI ``urdfdom-py``)."""
 import os
-import sys
 import contextlib
 import io
 
