@@ -210,3 +210,95 @@ def test_base_modes_require_floating_functions_or_model(model):
                 law.set_base(base)
     with pytest.raises(ValueError):
         law.set_base("rolling")
+
+
+# ----------------------------------------------------------------------------- moving / free-floating base
+def _floating_puma(gravity=None):
+    d = yaml.safe_load((REPO / "config" / "puma560.yaml").read_text())
+    if gravity is not None:
+        d["gravity"] = list(gravity)
+    return rc.load_dh(d, floating_base=True)
+
+
+needs_floating = pytest.mark.skipif(not hasattr(rc.dynamics, "moving_base_inverse_dynamics"),
+                                    reason="floating-base dynamics not available")
+
+
+@needs_floating
+def test_moving_base_at_rest_equals_fixed_base():
+    m = _floating_puma()
+    law = ControlLaw(m)
+    law.set_base("moving")
+    rng = np.random.default_rng(5)
+    q, qd, q_d, qd_d, qdd_d = rng.normal(size=(5, m.n))
+    bs = BaseState()                       # identity pose, zero twist and acceleration
+    fixed = ControlLaw(m)
+    for mode in ("computed_torque", "gravity", "coriolis", "gravity_coriolis", "off"):
+        law.set_mode(mode)
+        fixed.set_mode(mode)
+        np.testing.assert_allclose(law.compute(q, qd, q_d, qd_d, qdd_d, 1.0, bs),
+                                   fixed.compute(q, qd, q_d, qd_d, qdd_d), rtol=1e-9, atol=1e-9, err_msg=mode)
+
+
+@needs_floating
+def test_moving_base_terms_per_mode_table():
+    from rne_control.dynamics import moving_base_inverse_dynamics as mbid
+    m = _floating_puma()
+    m0 = _floating_puma(gravity=[0.0, 0.0, 0.0])
+    law = ControlLaw(m)
+    law.set_base("moving")
+    rng = np.random.default_rng(11)
+    q, qd, q_d, qd_d, qdd_d = rng.normal(size=(5, m.n))
+    quat = rng.normal(size=4)
+    bs = BaseState()
+    bs.set_odometry(quat, rng.normal(size=6))
+    bs.set_classical_accel(rng.normal(size=3), rng.normal(size=3))
+    V, A, R = bs.twist, bs.accel, bs.orientation
+    z = np.zeros(m.n)
+    qdd_ref = qdd_d + law.kd * (qd_d - qd) + law.kp * (q_d - q)
+    want = {
+        "computed_torque": mbid(m, q, qd, qdd_ref, V, A, R, friction=False)[0],
+        "gravity": mbid(m, q, z, z, V, A, R, friction=False)[0],
+        "coriolis": mbid(m0, q, qd, z, V, np.zeros(6), R, friction=False)[0],   # no gravity, no base accel
+        "gravity_coriolis": mbid(m, q, qd, z, V, A, R, friction=False)[0],
+    }
+    for mode, ref in want.items():
+        law.set_mode(mode)
+        np.testing.assert_allclose(law.compute(q, qd, q_d, qd_d, qdd_d, 1.0, bs), ref, rtol=1e-9, atol=1e-9,
+                                   err_msg=mode)
+        parts = law.split(q, qd, q_d, qd_d, qdd_d, 1.0, bs)
+        np.testing.assert_allclose(sum(parts.values()), ref, rtol=1e-9, atol=1e-9)
+    # a gravity override on a moving base (the model's gravity is replaced, not added)
+    law.set_mode("gravity")
+    law.set_gravity([0.0, 0.0, 0.0])
+    np.testing.assert_allclose(law.compute(q, qd, q_d, qd_d, qdd_d, 1.0, bs),
+                               mbid(m0, q, z, z, V, A, R, friction=False)[0], rtol=1e-9, atol=1e-9)
+
+
+@needs_floating
+def test_free_floating_terms_and_momentum_source():
+    from rne_control.dynamics import base_twist_from_momentum, free_floating_inverse_dynamics as ffid
+    m = rc.load_model(str(REPO / "config" / "ffsr.yaml"))
+    assert m.floating_base
+    law = ControlLaw(m)
+    law.set_base("free_floating")
+    rng = np.random.default_rng(2)
+    q, qd, q_d, qd_d, qdd_d = rng.normal(size=(5, m.n))
+    bs = BaseState()
+    bs.set_odometry(rng.normal(size=4), rng.normal(size=6))
+    V, R = bs.twist, bs.orientation
+    z = np.zeros(m.n)
+    qdd_ref = qdd_d + law.kd * (qd_d - qd) + law.kp * (q_d - q)
+    want = {"computed_torque": ffid(m, q, qd, qdd_ref, V, R, friction=False)[0],
+            "gravity": ffid(m, q, z, z, V, R, friction=False)[0],
+            "coriolis": ffid(m, q, qd, z, V, R, friction=False)[0],
+            "gravity_coriolis": ffid(m, q, qd, z, V, R, friction=False)[0]}
+    for mode, ref in want.items():
+        law.set_mode(mode)
+        np.testing.assert_allclose(law.compute(q, qd, q_d, qd_d, qdd_d, 1.0, bs), ref, rtol=1e-9, atol=1e-9,
+                                   err_msg=mode)
+    law.set_mode("computed_torque")
+    law.base_velocity_source = "momentum"
+    Vm = base_twist_from_momentum(m, q, qd, None, R)
+    np.testing.assert_allclose(law.compute(q, qd, q_d, qd_d, qdd_d, 1.0, bs),
+                               ffid(m, q, qd, qdd_ref, Vm, R, friction=False)[0], rtol=1e-9, atol=1e-9)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional
 
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, ParameterType
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -119,4 +119,4 @@ def parameter_type_name(ptype: int) -> str:
     return str(ptype)
 
 
-__all__ = ["Spec", "TypedParameters", "T", "parameter_type_name", "FloatingPointRange", "ParameterType"]
+__all__ = ["Spec", "TypedParameters", "T", "parameter_type_name"]

@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -40,6 +42,7 @@ from rclpy.exceptions import ParameterUninitializedException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.signals import SignalHandlerOptions
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rcl_interfaces.msg import ParameterDescriptor
 
@@ -559,39 +562,45 @@ class SimNode(Node):
             self._ls_advance(False)
 
 
+_STOP = threading.Event()
+
+
+def _on_signal(signum, frame):
+    _STOP.set()
+
+
 def main(args=None):
-    rclpy.init(args=args)
+    # Own signal handling: a flag polled by the spin loop.  rclpy's handler (or a KeyboardInterrupt)
+    # can be lost while numba compiles the kernels at start-up, and can race with the executor.
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _on_signal)
     node = None
     code = 0
     try:
         node = SimNode()
         executor = SingleThreadedExecutor()
         executor.add_node(node)
-        executor.spin()
+        while not _STOP.is_set() and rclpy.ok():
+            executor.spin_once(timeout_sec=0.05)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except Exception as e:  # configuration errors: readable message, non-zero exit
-        if not rclpy.ok():
-            # SIGINT shut the context down while the executor was building its wait set
-            # (rclpy raises RCLError "context is not valid" then): a normal shutdown
-            return _finish(node)
-        import traceback
+        if _STOP.is_set() or not rclpy.ok():
+            pass  # interrupted: a normal shutdown
+        else:
+            import traceback
 
-        traceback.print_exc()
-        print(f"[{NODE_NAME}] fatal: {e}", file=sys.stderr)
-        code = 1
-    _finish(node)
-    return code
-
-
-def _finish(node):
+            traceback.print_exc()
+            print(f"[{NODE_NAME}] fatal: {e}", file=sys.stderr)
+            code = 1
     if node is not None:
         try:
             node.destroy_node()
         except Exception:
             pass
     rclpy.try_shutdown()
-    return 0
+    return code
 
 
 if __name__ == "__main__":

@@ -1,0 +1,67 @@
+"""JointState mapping and model_file resolution (pure Python: no ROS node involved)."""
+import array
+import math
+
+import numpy as np
+import pytest
+
+from rne_control.ros.conversions import STATE_FIELDS, JointStateError, JointStateMapper
+from rne_control.ros.paths import resolve_model_file
+
+MODEL_J = ("j1", "j2", "j3", "j4")
+
+
+def test_mapping_by_name_any_order_extra_ignored_locked_kept():
+    m = JointStateMapper(MODEL_J, ("j3", "j1"), initial_q=[0.0, 0.5, 0.0, -0.25])
+    m.update(["x", "j3", "j1"], array.array("d", [9.0, 3.0, 1.0]), array.array("d", [9.0, 0.3, 0.1]), 1.0)
+    np.testing.assert_array_equal(m.q, [1.0, 0.5, 3.0, -0.25])    # j2, j4: locked values
+    np.testing.assert_array_equal(m.qd, [0.1, 0.0, 0.3, 0.0])
+    m.update(["j2", "j1", "j3"], [2.0, 1.5, 3.5], [0.2, 0.15, 0.35], 1.1)   # uncontrolled j2 measured
+    np.testing.assert_array_equal(m.q, [1.5, 2.0, 3.5, -0.25])
+
+
+@pytest.mark.parametrize("names, pos, vel, why", [
+    (["j1", "j3"], [0.0, math.nan], [0.0, 0.0], "non-finite position"),
+    (["j1", "j3"], [0.0, 0.0], [math.inf, 0.0], "non-finite velocity"),
+    (["j1", "j3"], [0.0], [], "position has"),
+    (["j1", "j3"], [0.0, 0.0], [0.0], "velocity has"),
+    (["j1"], [0.0], [0.0], "missing: j3"),
+    (["a", "b"], [0.0, 0.0], [0.0, 0.0], "no controlled joint"),
+    (["j1", "j3", "j1"], [0.0, 0.0, 0.0], [], "twice"),
+])
+def test_rejections_leave_the_state_untouched(names, pos, vel, why):
+    m = JointStateMapper(MODEL_J, ("j1", "j3"))
+    m.update(["j1", "j3"], [1.0, 3.0], [0.1, 0.3], 0.0)
+    with pytest.raises(JointStateError, match=why):
+        m.update(names, pos, vel, 0.1)
+    np.testing.assert_array_equal(m.q, [1.0, 0.0, 3.0, 0.0])
+    np.testing.assert_array_equal(m.qd, [0.1, 0.0, 0.3, 0.0])
+
+
+def test_velocity_estimate_converges_to_slope():
+    m = JointStateMapper(("a",), ("a",), velocity_cutoff_hz=50.0)
+    dt = 0.001
+    for k in range(200):
+        m.update(["a"], [2.0 * k * dt], [], k * dt)
+    assert m.estimating_velocity
+    assert m.qd[0] == pytest.approx(2.0, rel=1e-6)
+
+
+def test_state_fields_layout():
+    assert len(STATE_FIELDS) == 15
+    assert STATE_FIELDS[7] == "effort_command" and STATE_FIELDS[8] == "effort_law"
+    assert STATE_FIELDS[9:] == ("effort_inertial", "effort_coriolis", "effort_gravity", "effort_feedback",
+                                "effort_friction", "effort_base")
+
+
+def test_resolve_model_file(tmp_path, monkeypatch):
+    p = resolve_model_file("config/puma560.yaml")
+    assert p.is_file() and p.name == "puma560.yaml"
+    assert resolve_model_file(str(p)) == p                               # absolute
+    assert resolve_model_file("package://rne_control/config/puma560.yaml").name == "puma560.yaml"
+    monkeypatch.chdir(tmp_path)                                          # not relative to the cwd
+    assert resolve_model_file("urdf/puma560.urdf").is_file()
+    with pytest.raises(FileNotFoundError, match="looked in"):
+        resolve_model_file("config/nope.yaml")
+    with pytest.raises(FileNotFoundError):
+        resolve_model_file(str(tmp_path / "missing.urdf"))
