@@ -168,13 +168,18 @@ def run(args):
     for kv in args.ctl_param or []:
         k, v = kv.split(":=", 1)
         ctl[k] = yaml.safe_load(v)
-    over.write_text(yaml.safe_dump({"/**/rne_controller": {"ros__parameters": ctl}}))
+    # a light plant, so that the simulator takes as little of the machine as possible from the
+    # controller under test: semi-implicit Euler at 1 kHz (default; --sim-integrator rk4 for RK4)
+    sim = {"integrator": args.sim_integrator, "sim_rate": float(args.sim_rate)}
+    over.write_text(yaml.safe_dump({"/**/rne_controller": {"ros__parameters": ctl},
+                                    "/**/rne_sim": {"ros__parameters": sim}}))
     base_json = tmp / "baseline.json"
 
     procs = {}
     print(f"[bench-loop] {cfg_path.name}: {n} joints, controller at {args.rate:.0f} Hz, "
           f"{args.duration:.0f} s window; ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']}; logs in {tmp}", flush=True)
-    procs["rne_sim"] = Proc("rne_sim", console("rne_sim") + ["--ros-args", "--params-file", str(cfg_path)], tmp)
+    procs["rne_sim"] = Proc("rne_sim", console("rne_sim") + [
+        "--ros-args", "--params-file", str(cfg_path), "--params-file", str(over)], tmp)
     procs["rne_controller"] = Proc("rne_controller", console("rne_controller") + [
         "--ros-args", "--params-file", str(cfg_path), "--params-file", str(over)], tmp)
     if not args.no_baseline:
@@ -348,6 +353,8 @@ def main(argv=None):
     ap.add_argument("--rate", type=float, default=1000.0)
     ap.add_argument("--config", default="config/arm7_controller.yaml")
     ap.add_argument("--no-baseline", action="store_true")
+    ap.add_argument("--sim-integrator", default="semi_implicit", choices=["semi_implicit", "rk4"])
+    ap.add_argument("--sim-rate", type=float, default=1000.0, help="rne_sim integration rate, Hz")
     ap.add_argument("--ctl-param", action="append", metavar="KEY:=VALUE", help="extra controller parameter")
     ap.add_argument("--baseline-node", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--n", type=int, default=7, help=argparse.SUPPRESS)

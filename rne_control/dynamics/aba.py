@@ -6,15 +6,16 @@ A joint whose D_i vanishes (a massless chain end) makes the mass matrix singular
 """
 import numpy as np
 
-from .spatial import (entry, split, F_GRAVITY, F_OUT, F_Q, F_QD, F_TAU, FRICTION, FS, FV, IA, NONFINITE, REVOLUTE, SINGULAR,
-                      add_cross_force, add_cross_motion_S, add_xT_force, bad, body, inertia_mul, jit, joint_xform,
-                      length_status, sgn, status, x_motion)
+from .spatial import (F_GRAVITY, F_OUT, F_Q, F_QD, F_TAU, FRICTION, FS, FV, IA, NONFINITE, REVOLUTE, SINGULAR,
+                      add_cross_force, add_cross_motion_S, add_xT_force, bad, body, entry, inertia_mul, inline, jit,
+                      joint_xform, length_status, nonfinite_status, sgn, split, status, x_motion)
 
 NO_FEXT = np.empty((0, 6))
-WS = 80  # X_up 0:12, v 12:18, c 18:24, p^A 24:30, U 30:36, I^A 36:72 (6x6), a 72:78, D 78, u 79
+WS = 80  # per body and the base (row nb): X_up 0:12, v 12:18, c 18:24, p^A 24:30, U 30:36, I^A 36:72 (6x6),
+         # a 72:78, D 78, u 79
 
 
-@jit
+@inline
 def params_to_matrix(P, M):
     """The 6x6 spatial inertia [[I_o, h x], [-(h x), m 1]] from parameters P (row-major into M)."""
     for j in range(36):
@@ -29,7 +30,7 @@ def params_to_matrix(P, M):
     M[19], M[20], M[24], M[26], M[30], M[31] = hz, -hy, -hz, hx, hy, -hx      # bottom-left: -(h x)
 
 
-@jit
+@inline
 def add_xT_M_x(X, M, out, scratch):
     """out += X^T M X for a symmetric 6x6 row-major M = [[A, B], [B^T, C]] (articulated inertia to parent
     coordinates). X = rot(E) xlt(r): first rotate each block, A' = E^T A E (likewise B', C'), then shift
@@ -66,8 +67,92 @@ def add_xT_M_x(X, M, out, scratch):
             out[6 * (3 + i) + 3 + j] += Cp[3 * i + j]
 
 
+@inline
+def aba_forward(tree, dyn, q, qd, tau, f_ext, ws, scratch):
+    """Pass 1: v_i = X v_p + S qd, c_i = v_i x S qd, I^A_i = I_i, p^A_i = v_i x* I_i v_i - f_ext_i.
+    The base is row nb of the workspace: its velocity in columns 12:18."""
+    nb = tree.shape[0]
+    for i in range(nb):
+        p, jtype, k = body(tree, i)
+        st = nonfinite_status(k, q, qd, tau, F_TAU)
+        if st:
+            return st
+        X, v, c, pA, tmp = ws[i, 0:12], ws[i, 12:18], ws[i, 18:24], ws[i, 24:30], scratch[72:78]
+        joint_xform(tree[i], jtype, q[k], X)
+        x_motion(X, ws[p if p >= 0 else nb, 12:18], v)
+        v[2 if jtype == REVOLUTE else 5] += qd[k]
+        c[:] = 0.0
+        add_cross_motion_S(v, jtype, qd[k], c)
+        params_to_matrix(dyn[i], ws[i, 36:72])
+        inertia_mul(dyn[i], v, tmp)
+        pA[:] = 0.0
+        add_cross_force(v, tmp, pA)
+        if f_ext.shape[0] > 0:
+            for j in range(6):
+                pA[j] -= f_ext[i, j]
+    return 0
+
+
+@inline
+def aba_backward(tree, dyn, qd, tau, flags, ws, scratch, to_base):
+    """Pass 2, leaves to root: U_i = I^A_i S_i, D_i = S^T U_i + Ia, u_i = tau_i - S^T p^A_i (- friction);
+    the parent gains X^T I^a X and X^T p^a with I^a = I^A - U U^T / D, p^a = p^A + I^a c + U u / D.
+    Joints on the base hand these on to the base row nb only when ``to_base`` (a floating base)."""
+    nb = tree.shape[0]
+    scale = 1.0
+    for i in range(nb + 1 if to_base else nb):
+        scale += dyn[i, 0] + dyn[i, 4] + dyn[i, 5] + dyn[i, 6] + (tree[i, IA] if i < nb else 0.0)
+    for i in range(nb - 1, -1, -1):
+        p, jtype, k = body(tree, i)
+        s = 2 if jtype == REVOLUTE else 5
+        I_A, U, pA, c = ws[i, 36:72], ws[i, 30:36], ws[i, 24:30], ws[i, 18:24]
+        for j in range(6):
+            U[j] = I_A[6 * j + s]
+        D = U[s] + tree[i, IA]
+        if not D > 1e-14 * scale:
+            return status(SINGULAR, 0, k)
+        u = tau[k] - pA[s]
+        if flags & FRICTION:
+            u -= tree[i, FV] * qd[k] + tree[i, FS] * sgn(qd[k])
+        ws[i, 78], ws[i, 79] = D, u
+        pp = p if p >= 0 else (nb if to_base else -1)
+        if pp >= 0:
+            I_a, pa = scratch[78:114], scratch[114:120]
+            invD = 1.0 / D
+            for r in range(6):
+                Ur = U[r] * invD
+                for cc in range(6):
+                    I_a[6 * r + cc] = I_A[6 * r + cc] - Ur * U[cc]
+            for r in range(6):
+                acc = pA[r] + U[r] * u * invD
+                for cc in range(6):
+                    acc += I_a[6 * r + cc] * c[cc]
+                pa[r] = acc
+            add_xT_M_x(ws[i, 0:12], I_a, ws[pp, 36:72], scratch)
+            add_xT_force(ws[i, 0:12], pa, ws[pp, 24:30])
+    return 0
+
+
+@inline
+def aba_accelerations(tree, ws, qdd):
+    """Pass 3, root to leaves: a'_i = X a_p + c_i, qdd_i = (u_i - U_i^T a'_i) / D_i, a_i = a'_i + S qdd_i.
+    The base's acceleration is in row nb, columns 72:78."""
+    nb = tree.shape[0]
+    for i in range(nb):
+        p, jtype, k = body(tree, i)
+        a, U = ws[i, 72:78], ws[i, 30:36]
+        x_motion(ws[i, 0:12], ws[p if p >= 0 else nb, 72:78], a)
+        acc = ws[i, 79]
+        for j in range(6):
+            a[j] += ws[i, 18 + j]
+            acc -= U[j] * a[j]
+        qdd[k] = acc / ws[i, 78]
+        a[2 if jtype == REVOLUTE else 5] += qdd[k]
+
+
 @jit
 def aba(tree, dyn, q, qd, tau, f_ext, flags, qdd, ws, scratch):
+    """qdd for one sample of a fixed-base tree: the base row holds v_0 = 0 and a_0 = -a_g."""
     nb = tree.shape[0]
     st = (length_status(q, nb, F_Q) or length_status(qd, nb, F_QD) or length_status(tau, nb, F_TAU)
           or length_status(qdd, nb, F_OUT))
@@ -77,78 +162,18 @@ def aba(tree, dyn, q, qd, tau, f_ext, flags, qdd, ws, scratch):
     for k in range(3):
         if bad(a_g[k]):
             return status(NONFINITE, F_GRAVITY, k)
-    scale = 1.0
-    for i in range(nb):
-        scale += dyn[i, 0] + dyn[i, 4] + dyn[i, 5] + dyn[i, 6] + tree[i, IA]
-    for i in range(nb):
-        p, jtype, k = body(tree, i)
-        if bad(q[k]):
-            return status(NONFINITE, F_Q, k)
-        if bad(qd[k]):
-            return status(NONFINITE, F_QD, k)
-        if bad(tau[k]):
-            return status(NONFINITE, F_TAU, k)
-        X, v, c, pA = ws[i, 0:12], ws[i, 12:18], ws[i, 18:24], ws[i, 24:30]
-        joint_xform(tree[i], jtype, q[k], X)
-        if p < 0:
-            v[:] = 0.0
-        else:
-            x_motion(X, ws[p, 12:18], v)
-        v[2 if jtype == REVOLUTE else 5] += qd[k]       # v_i = X v_p + S qd
-        c[:] = 0.0
-        add_cross_motion_S(v, jtype, qd[k], c)        # c_i = v_i x S qd
-        params_to_matrix(dyn[i], ws[i, 36:72])    # I^A_i = I_i
-        tmp = scratch[72:78]
-        inertia_mul(dyn[i], v, tmp)               # p^A_i = v x* I v - f_ext
-        pA[:] = 0.0
-        add_cross_force(v, tmp, pA)
-        if f_ext.shape[0] > 0:
-            for j in range(6):
-                pA[j] -= f_ext[i, j]
-    for i in range(nb - 1, -1, -1):
-        p, jtype, k = body(tree, i)
-        s = 2 if jtype == REVOLUTE else 5
-        I_A, U, pA, c = ws[i, 36:72], ws[i, 30:36], ws[i, 24:30], ws[i, 18:24]
-        for j in range(6):
-            U[j] = I_A[6 * j + s]                      # U_i = I^A_i S_i
-        D = U[s] + tree[i, IA]                        # D_i = S^T U_i + Ia
-        if not D > 1e-14 * scale:
-            return status(SINGULAR, 0, k)
-        u = tau[k] - pA[s]                            # u_i = tau_i - S^T p^A_i
-        if flags & FRICTION:
-            u -= tree[i, FV] * qd[k] + tree[i, FS] * sgn(qd[k])
-        ws[i, 78], ws[i, 79] = D, u
-        if p >= 0:
-            I_a, pa = scratch[78:114], scratch[114:120]
-            invD = 1.0 / D
-            for r in range(6):                        # I^a = I^A - U U^T / D
-                Ur = U[r] * invD
-                for cc in range(6):
-                    I_a[6 * r + cc] = I_A[6 * r + cc] - Ur * U[cc]
-            for r in range(6):                        # p^a = p^A + I^a c + U u / D
-                acc = pA[r] + U[r] * u * invD
-                for cc in range(6):
-                    acc += I_a[6 * r + cc] * c[cc]
-                pa[r] = acc
-            add_xT_M_x(ws[i, 0:12], I_a, ws[p, 36:72], scratch)
-            add_xT_force(ws[i, 0:12], pa, ws[p, 24:30])
-    for i in range(nb):
-        p, jtype, k = body(tree, i)
-        a, tmp = ws[i, 72:78], scratch[72:78]
-        if p < 0:  # a_0 = -a_g
-            tmp[:] = 0.0
-            tmp[3], tmp[4], tmp[5] = -a_g[0], -a_g[1], -a_g[2]
-            x_motion(ws[i, 0:12], tmp, a)
-        else:
-            x_motion(ws[i, 0:12], ws[p, 72:78], a)
-        for j in range(6):                            # a'_i = X a_p + c_i
-            a[j] += ws[i, 18 + j]
-        U = ws[i, 30:36]
-        acc = ws[i, 79]
-        for j in range(6):
-            acc -= U[j] * a[j]
-        qdd[k] = acc / ws[i, 78]                      # qdd_i = (u_i - U_i^T a'_i) / D_i
-        a[2 if jtype == REVOLUTE else 5] += qdd[k]    # a_i = a'_i + S qdd_i
+    base = ws[nb]
+    base[12:18] = 0.0
+    base[72:75] = 0.0
+    for j in range(3):
+        base[75 + j] = -a_g[j]
+    st = aba_forward(tree, dyn, q, qd, tau, f_ext, ws, scratch)
+    if st:
+        return st
+    st = aba_backward(tree, dyn, qd, tau, flags, ws, scratch, False)
+    if st:
+        return st
+    aba_accelerations(tree, ws, qdd)
     return 0
 
 

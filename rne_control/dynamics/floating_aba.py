@@ -17,11 +17,10 @@ Gravity enters as the fictitious acceleration a_0' = a_0 - a_g; the base acceler
 a_0' + a_g (base coordinates, [vdot; wdot]).
 """
 
-from .aba import add_xT_M_x, params_to_matrix
+from .aba import NO_FEXT, aba_accelerations, aba_backward, aba_forward, params_to_matrix
 from .base import F_BASE2, F_TWIST, SINGULAR_BASE, base_gravity, check_vector, solve6, to_motion
-from .spatial import (entry, split, F_OUT, F_Q, F_QD, F_TAU, FRICTION, FS, FV, IA, LENGTH, NONFINITE, REVOLUTE, SINGULAR,
-                      add_cross_force, add_cross_motion_S, add_xT_force, bad, body, inertia_mul, jit, joint_xform,
-                      length_status, sgn, status, x_motion)
+from .spatial import (F_OUT, F_Q, F_QD, F_TAU, LENGTH, add_cross_force, entry, inertia_mul, jit, length_status, split,
+                      status)
 
 WS = 80  # as aba.WS (row nb = the base): X_up 0:12, v 12:18, c 18:24, p^A 24:30, U 30:36, I^A 36:72, a 72:78,
          # D 78, u 79
@@ -42,9 +41,6 @@ def floating_aba(tree, dyn, q, qd, tau, twist, quat, wrench, flags, qdd, accel, 
     if st:
         return st
     g0, g1, g2 = b[9], b[10], b[11]
-    scale = 1.0
-    for i in range(nb + 1):
-        scale += dyn[i, 0] + dyn[i, 4] + dyn[i, 5] + dyn[i, 6] + (tree[i, IA] if i < nb else 0.0)
     tmp = scratch[72:78]
     v0, pA0 = b[12:18], b[24:30]
     to_motion(twist, v0)
@@ -54,49 +50,12 @@ def floating_aba(tree, dyn, q, qd, tau, twist, quat, wrench, flags, qdd, accel, 
     for j in range(6):
         pA0[j] = -pA0[j]
     add_cross_force(v0, tmp, pA0)
-    for i in range(nb):
-        p, jtype, k = body(tree, i)
-        if bad(q[k]):
-            return status(NONFINITE, F_Q, k)
-        if bad(qd[k]):
-            return status(NONFINITE, F_QD, k)
-        if bad(tau[k]):
-            return status(NONFINITE, F_TAU, k)
-        X, v, c, pA = ws[i, 0:12], ws[i, 12:18], ws[i, 18:24], ws[i, 24:30]
-        joint_xform(tree[i], jtype, q[k], X)
-        x_motion(X, ws[p if p >= 0 else nb, 12:18], v)
-        v[2 if jtype == REVOLUTE else 5] += qd[k]     # v_i = X v_p + S qd
-        c[:] = 0.0
-        add_cross_motion_S(v, jtype, qd[k], c)        # c_i = v_i x S qd
-        params_to_matrix(dyn[i], ws[i, 36:72])        # I^A_i = I_i
-        inertia_mul(dyn[i], v, tmp)                   # p^A_i = v x* I v
-        pA[:] = 0.0
-        add_cross_force(v, tmp, pA)
-    for i in range(nb - 1, -1, -1):
-        p, jtype, k = body(tree, i)
-        pp = p if p >= 0 else nb
-        s = 2 if jtype == REVOLUTE else 5
-        I_A, U, pA, c = ws[i, 36:72], ws[i, 30:36], ws[i, 24:30], ws[i, 18:24]
-        for j in range(6):
-            U[j] = I_A[6 * j + s]                     # U_i = I^A_i S_i
-        D = U[s] + tree[i, IA]                        # D_i = S^T U_i + Ia
-        if not D > 1e-14 * scale:
-            return status(SINGULAR, 0, k)
-        u = tau[k] - pA[s]                            # u_i = tau_i - S^T p^A_i
-        if flags & FRICTION:
-            u -= tree[i, FV] * qd[k] + tree[i, FS] * sgn(qd[k])
-        ws[i, 78], ws[i, 79] = D, u
-        I_a, pa = scratch[78:114], scratch[114:120]
-        for r in range(6):                            # I^a = I^A - U U^T / D
-            for cc in range(6):
-                I_a[6 * r + cc] = I_A[6 * r + cc] - U[r] * U[cc] / D
-        for r in range(6):                            # p^a = p^A + I^a c + U u / D
-            acc = pA[r] + U[r] * u / D
-            for cc in range(6):
-                acc += I_a[6 * r + cc] * c[cc]
-            pa[r] = acc
-        add_xT_M_x(ws[i, 0:12], I_a, ws[pp, 36:72], scratch)
-        add_xT_force(ws[i, 0:12], pa, ws[pp, 24:30])
+    st = aba_forward(tree, dyn, q, qd, tau, NO_FEXT, ws, scratch)
+    if st:
+        return st
+    st = aba_backward(tree, dyn, qd, tau, flags, ws, scratch, True)
+    if st:
+        return st
     a0, rhs = b[72:78], scratch[156:162]
     for j in range(6):
         rhs[j] = -pA0[j]
@@ -104,18 +63,7 @@ def floating_aba(tree, dyn, q, qd, tau, twist, quat, wrench, flags, qdd, accel, 
         return SINGULAR_BASE
     accel[0], accel[1], accel[2] = a0[3] + g0, a0[4] + g1, a0[5] + g2
     accel[3], accel[4], accel[5] = a0[0], a0[1], a0[2]
-    for i in range(nb):
-        p, jtype, k = body(tree, i)
-        a = ws[i, 72:78]
-        x_motion(ws[i, 0:12], ws[p if p >= 0 else nb, 72:78], a)
-        for j in range(6):                            # a'_i = X a_p + c_i
-            a[j] += ws[i, 18 + j]
-        U = ws[i, 30:36]
-        acc = ws[i, 79]
-        for j in range(6):
-            acc -= U[j] * a[j]
-        qdd[k] = acc / ws[i, 78]                      # qdd_i = (u_i - U_i^T a'_i) / D_i
-        a[2 if jtype == REVOLUTE else 5] += qdd[k]    # a_i = a'_i + S qdd_i
+    aba_accelerations(tree, ws, qdd)
     return 0
 
 

@@ -22,9 +22,9 @@ acceleration returned is a_0' + a_g. Composite inertias use the 10-parameter for
 """
 
 from .base import F_TWIST, SINGULAR_BASE, base_gravity, check_vector, solve_rigid, to_motion
-from .spatial import (entry, split, F_OUT, F_Q, F_QD, F_QDD, FRICTION, FS, FV, IA, LENGTH, NONFINITE, PARENT, REVOLUTE,
-                      add_cross_force, add_params_to_parent, add_xT_force, bad, body, inertia_mul, inline, jit,
-                      joint_xform, length_status, sgn, status, x_motion)
+from .spatial import (F_OUT, F_Q, F_QD, F_QDD, FRICTION, FS, FV, IA, LENGTH, PARENT, REVOLUTE, add_cross_force,
+                      add_params_to_parent, add_xT_force, body, entry, inertia_mul, inline, jit, joint_xform,
+                      length_status, nonfinite_status, sgn, split, status, x_motion)
 
 WS = 46  # per body (row nb = the base): X_up 0:12, v 12:18, zeta / a 18:24, beta^c 24:30, I^c 30:40, tmp 40:46
 
@@ -56,12 +56,9 @@ def free_floating(tree, dyn, q, qd, qdd, twist, quat, flags, tau, accel, ws):
     # i) forward: v_j, zeta_j, beta_j, I^c_j = I_j
     for i in range(nb):
         p, jtype, k = body(tree, i)
-        if bad(q[k]):
-            return status(NONFINITE, F_Q, k)
-        if bad(qd[k]):
-            return status(NONFINITE, F_QD, k)
-        if bad(qdd[k]):
-            return status(NONFINITE, F_QDD, k)
+        st = nonfinite_status(k, q, qd, qdd, F_QDD)
+        if st:
+            return st
         X, v, z, beta, tmp = ws[i, 0:12], ws[i, 12:18], ws[i, 18:24], ws[i, 24:30], ws[i, 40:46]
         joint_xform(tree[i], jtype, q[k], X)
         x_motion(X, ws[p if p >= 0 else nb, 12:18], v)

@@ -7,9 +7,9 @@ the base must receive from outside to move as prescribed, gravity included.
 """
 
 from .base import F_BASE2, F_TWIST, base_gravity, check_vector, to_motion
-from .spatial import (entry, split, F_OUT, F_Q, F_QD, F_QDD, FRICTION, FS, FV, IA, LENGTH, NONFINITE, REVOLUTE, add_cross_force,
-                      add_cross_motion_S, add_xT_force, bad, body, inertia_mul, jit, joint_xform, length_status,
-                      sgn, status, x_motion)
+from .spatial import (F_OUT, F_Q, F_QD, F_QDD, FRICTION, FS, FV, IA, LENGTH, REVOLUTE, add_cross_force,
+                      add_cross_motion_S, add_xT_force, body, entry, inertia_mul, jit, joint_xform, length_status,
+                      nonfinite_status, sgn, split, status, x_motion)
 
 WS = 36  # per body (and row nb = the base): X_up 0:12, v 12:18, a 18:24, f 24:30, scratch 30:36
 
@@ -36,12 +36,9 @@ def moving_base(tree, dyn, q, qd, qdd, twist, accel, quat, flags, tau, wrench, w
         a0[3 + j] -= b[9 + j]                   # a_0 - a_g
     for i in range(nb):
         p, jtype, k = body(tree, i)
-        if bad(q[k]):
-            return status(NONFINITE, F_Q, k)
-        if bad(qd[k]):
-            return status(NONFINITE, F_QD, k)
-        if bad(qdd[k]):
-            return status(NONFINITE, F_QDD, k)
+        st = nonfinite_status(k, q, qd, qdd, F_QDD)
+        if st:
+            return st
         pp = p if p >= 0 else nb
         X, v, a, f, tmp = ws[i, 0:12], ws[i, 12:18], ws[i, 18:24], ws[i, 24:30], ws[i, 30:36]
         joint_xform(tree[i], jtype, q[k], X)

@@ -5,9 +5,9 @@ CORIOLIS_ONLY flag, a_g = 0 and qdd = 0: the Coriolis-only variant C(q, qd) qd.
 """
 import numpy as np
 
-from .spatial import (entry, split, CORIOLIS_ONLY, F_GRAVITY, F_OUT, F_Q, F_QD, F_QDD, FRICTION, FS, FV, IA, NONFINITE,
-                      REVOLUTE, add_cross_force, add_cross_motion_S, add_xT_force, bad, body, inertia_mul, jit,
-                      joint_xform, length_status, sgn, status, x_motion)
+from .spatial import (CORIOLIS_ONLY, F_GRAVITY, F_OUT, F_Q, F_QD, F_QDD, FRICTION, FS, FV, IA, NONFINITE, REVOLUTE,
+                      add_cross_force, add_cross_motion_S, add_xT_force, bad, body, entry, inertia_mul, jit,
+                      joint_xform, length_status, nonfinite_status, sgn, split, status, x_motion)
 
 WS = 36  # workspace columns per body: X_up 0:12, v 12:18, a 18:24, f 24:30, scratch 30:36
 NO_FEXT = np.empty((0, 6))
@@ -30,12 +30,9 @@ def rnea(tree, dyn, q, qd, qdd, f_ext, flags, tau, ws):
     for i in range(nb):
         p, jtype, k = body(tree, i)
         qddk = 0.0 if coriolis else qdd[k]
-        if bad(q[k]):
-            return status(NONFINITE, F_Q, k)
-        if bad(qd[k]):
-            return status(NONFINITE, F_QD, k)
-        if bad(qddk):
-            return status(NONFINITE, F_QDD, k)
+        st = nonfinite_status(k, q, qd, qdd, F_QDD)
+        if st:
+            return st
         X, v, a, f, tmp = ws[i, 0:12], ws[i, 12:18], ws[i, 18:24], ws[i, 24:30], ws[i, 30:36]
         joint_xform(tree[i], jtype, q[k], X)
         if p < 0:  # v_0 = 0, a_0 = -a_g

@@ -22,11 +22,11 @@ IA, FV, FS, PARENT, JTYPE, QIDX = 12, 13, 14, 15, 16, 17
 # Kernel flags.
 FRICTION = 1      # add Fv qd + Fs sign(qd)
 CORIOLIS_ONLY = 2  # no gravity, qdd = 0, no rotor or friction: C(q, qd) qd
-jit = nb.njit(cache=True, nogil=True, error_model="numpy", fastmath={"nsz", "arcp", "contract", "reassoc"})
+jit = nb.njit(cache=True, nogil=True, error_model="numpy")
 # The entry points of the kernels hold the GIL (no nogil): they work in the model's own workspace, so
 # calls on one model from several threads must not overlap.
-entry = nb.njit(cache=True, error_model="numpy", fastmath={"nsz", "arcp", "contract", "reassoc"})
-inline = nb.njit(cache=True, nogil=True, error_model="numpy", inline="always", fastmath={"nsz", "arcp", "contract", "reassoc"})
+entry = nb.njit(cache=True, error_model="numpy")
+inline = nb.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 
 
 @inline
@@ -185,6 +185,18 @@ def status(kind, field, k):
 @inline
 def bad(x):
     return not math.isfinite(x)
+
+
+@inline
+def nonfinite_status(k, q, qd, x, x_field):
+    """A NONFINITE status for the first of q[k], qd[k], x[k] that is NaN or inf, else 0."""
+    if bad(q[k]):
+        return status(NONFINITE, F_Q, k)
+    if bad(qd[k]):
+        return status(NONFINITE, F_QD, k)
+    if bad(x[k]):
+        return status(NONFINITE, x_field, k)
+    return 0
 
 
 @inline

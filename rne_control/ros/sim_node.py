@@ -269,10 +269,8 @@ class SimNode(Node):
             if g.shape != (3,) or not np.all(np.isfinite(g)):
                 raise ValueError("gravity must have 3 finite values")
             self.gravity = g
-            try:
-                model.gravity = g  # best effort: Model.gravity is the source of truth of the kernels
-            except Exception:
-                pass
+            if getattr(model, "floating_base", False):
+                self.get_logger().warning("'gravity' is ignored for a floating-base model (the model's applies)")
         self.friction = bool(p["friction"])
 
         if self.floating:
@@ -350,7 +348,10 @@ class SimNode(Node):
             self.t0_wall = time.monotonic()
             self.sim_steps = 0
             self.max_catchup = max(1, int(0.05 / self.dt_sim))  # never integrate more than 50 ms at once
-            self.create_timer(1.0 / p["publish_rate"], self._rt_tick, clock=self.steady)
+            # a plain thread paced with sleep: much cheaper than a 1 kHz executor timer in rclpy
+            self._rt_stop = threading.Event()
+            self._rt_thread = threading.Thread(target=self._rt_loop, name="rne_sim_rt", daemon=True)
+            self._rt_thread.start()
             self.get_logger().info(
                 f"real time: {p['sim_rate']:.0f} Hz {'RK4' if self.rk4 else 'semi-implicit'}, "
                 f"joint states at {p['publish_rate']:.0f} Hz")
@@ -363,8 +364,11 @@ class SimNode(Node):
         if self.floating:
             V = np.zeros(6) if V is None else V
             Q = np.array([0.0, 0.0, 0.0, 1.0]) if Q is None else Q
-            qdd, a = rc.floating_forward_dynamics(self.model, q, qd, t, V, Q)
+            qdd, a = rc.floating_forward_dynamics(self.model, q, qd, t, V, Q, friction=self.friction)
             return np.asarray(qdd, dtype=float), np.asarray(a, dtype=float)
+        if self.gravity is not None:
+            return np.asarray(rc.forward_dynamics(self.model, q, qd, t, friction=self.friction,
+                                                  gravity=self.gravity), dtype=float)
         return np.asarray(rc.forward_dynamics(self.model, q, qd, t, friction=self.friction), dtype=float)
 
     def _step(self, h):
@@ -500,6 +504,29 @@ class SimNode(Node):
             self.odom_pub.publish(o)
 
     # ------------------------------------------------------------------ real time
+    def _rt_loop(self):
+        period = 1.0 / self.p["publish_rate"]
+        next_t = time.monotonic()
+        while not self._rt_stop.is_set():
+            try:
+                self._rt_tick()
+            except Exception as e:  # context shut down under us, or a dynamics error
+                if not rclpy.ok() or self._rt_stop.is_set():
+                    return
+                self.get_logger().error(f"simulation step failed: {e}", throttle_duration_sec=1.0)
+            next_t += period
+            delay = next_t - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            elif delay < -0.05:  # far behind: resynchronise instead of bursting
+                next_t = time.monotonic()
+
+    def close(self):
+        t = getattr(self, "_rt_thread", None)
+        if t is not None:
+            self._rt_stop.set()
+            t.join(timeout=2.0)
+
     def _rt_tick(self):
         now = time.monotonic()
         if now - self.last_cmd_wall > self.p["command_timeout"]:
@@ -596,6 +623,7 @@ def main(args=None):
             code = 1
     if node is not None:
         try:
+            node.close()
             node.destroy_node()
         except Exception:
             pass
