@@ -49,15 +49,20 @@ def baseline_main(rate, topic, n, out_json, duration):
     msg = Float64MultiArray()
     data = [0.0] * n
     stamps = np.zeros(int(rate * (duration + 60)) + 10, dtype=np.int64)
+    pubs = np.zeros_like(stamps)
     count = [0]
 
     def tick():
         i = count[0]
+        t0 = time.perf_counter_ns()
         if i < len(stamps):
-            stamps[i] = time.perf_counter_ns()
+            stamps[i] = t0
         count[0] = i + 1
         msg.data = data
+        t1 = time.perf_counter_ns()
         pub.publish(msg)
+        if i < len(pubs):
+            pubs[i] = time.perf_counter_ns() - t1
 
     node.create_timer(1.0 / rate, tick)
     try:
@@ -66,7 +71,7 @@ def baseline_main(rate, topic, n, out_json, duration):
         pass
     finally:
         k = min(count[0], len(stamps))
-        Path(out_json).write_text(json.dumps({"stamps_ns": stamps[:k].tolist()}))
+        Path(out_json).write_text(json.dumps({"stamps_ns": stamps[:k].tolist(), "publish_ns": pubs[:k].tolist()}))
         node.destroy_node()
         rclpy.try_shutdown()
     return 0
@@ -286,10 +291,13 @@ def run(args):
     # ------------------------------------------------------------------ report
     ctl_rx = period_stats(rec["cmd"])
     base_rx = period_stats(rec["base"])
-    base_self = None
+    base_self, base_pub = None, None
     if base_json.exists():
-        st = np.array(json.loads(base_json.read_text())["stamps_ns"], dtype=float) * 1e-9
-        base_self = period_stats(st[int(args.warmup * args.rate) + 200:])  # skip start-up like the others
+        bj = json.loads(base_json.read_text())
+        skip = int(args.warmup * args.rate) + 200  # skip start-up like the others
+        st = np.array(bj["stamps_ns"], dtype=float) * 1e-9
+        base_self = period_stats(st[skip:])
+        base_pub = np.array(bj.get("publish_ns", []), dtype=float)[skip:] * 1e-3
     print()
     print(f"=== rne_controller {args.rate:.0f} Hz computed torque, {n} DOF, {wall:.1f} s ===")
     print(f"{'period (arrival at monitor)':<34}{'p50':>12}{'p99':>12}{'max':>12}{'late>1.5ms':>12}{'rate':>10}")
@@ -306,7 +314,15 @@ def run(args):
     ck50, cv50 = find_diag(diag_end, "compute", "p50")
     ck99, cv99 = find_diag(diag_end, "compute", "p99")
     print()
-    print(f"compute per cycle: p50 {cv50 if cv50 is not None else 'n/a'} ({ck50}), p99 {cv99 if cv99 is not None else 'n/a'} ({ck99})")
+    print(f"compute per cycle, timer entry to command hand-off: p50 {cv50 if cv50 is not None else 'n/a'} ({ck50}), "
+          f"p99 {cv99 if cv99 is not None else 'n/a'} ({ck99})")
+    pk50, pv50 = find_diag(diag_end, "publish_time", "p50")
+    pk99, pv99 = find_diag(diag_end, "publish_time", "p99")
+    print(f"the publish call itself (DDS write): p50 {pv50} us, p99 {pv99} us", end="")
+    if base_pub is not None and base_pub.size:
+        print(f"; the baseline's: p50 {np.percentile(base_pub, 50):.1f} us, p99 {np.percentile(base_pub, 99):.1f} us")
+    else:
+        print()
     if rec["lat"]:
         lat = np.array(rec["lat"])
         print(f"joint-state arrival -> command arrival (monitor): p50 {fmt_us(np.percentile(lat, 50))}, "

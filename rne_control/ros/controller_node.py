@@ -81,12 +81,14 @@ recovery from a stale state, blend the command linearly from the old law to
 the new one over ``ramp_time`` (see :mod:`rne_control.control.ramp`). After a
 stale period the desired state is reset to hold the measured position.
 
-Each cycle first takes the joint states that have arrived but are still
-queued, so it computes from the latest state. With ``use_sim_time`` the timer
-runs on ``/clock``; when the latest joint state is older than the timer's
-time (a lockstep simulator publishes the state of step k, then /clock = t_k),
-the cycle waits up to 5 ms (wall) for that state, so that lockstep
-simulation is deterministic.
+In real time the executor delivers joint states between cycles and each cycle
+computes from the latest one (its age is in the diagnostics). With
+``use_sim_time`` the timer runs on ``/clock``; each cycle first takes the
+joint states still queued and, when the latest is older than the timer's time
+(a lockstep simulator publishes the state of step k, then /clock = t_k), waits
+up to 5 ms (wall) for that state, so that lockstep simulation is
+deterministic. The diagnostics' ``compute_time`` runs from timer entry to the
+hand-off of the command to rclpy; ``publish_time`` is the publish call itself.
 
 The node exits with code 0 on SIGINT.
 """
@@ -435,6 +437,7 @@ class ControllerNode(Node):
         self._ring = 8192
         self._periods = np.zeros(self._ring)
         self._computes = np.zeros(self._ring)
+        self._publishes = np.zeros(self._ring)
         self._k_period = 0
         self._k_compute = 0
         self._diag_k_period = 0
@@ -671,14 +674,16 @@ class ControllerNode(Node):
                 self._late_cycles += 1
         self._last_entry_ns = entry
         now_ns = self._now_ns()
-        # compute from the latest state: take what has arrived but is still queued
-        self._drain_joint_states()
-        if self._sim_time and self._active and self.watchdog.status == FRESH and 0 < self._state_stamp_ns < now_ns:
-            # lockstep simulation: the state of this step (published before /clock) is on its way
-            deadline = time.perf_counter() + SIM_STATE_WAIT
-            while self._state_stamp_ns < now_ns and time.perf_counter() < deadline:
-                if not self._drain_joint_states():
-                    time.sleep(0.0001)
+        if self._sim_time:
+            # lockstep simulation: take the queued joint states, and wait for the state of this step
+            # (published before /clock), so that the run is deterministic. In real time the executor
+            # delivers joint states between cycles, and the cycle uses the latest.
+            self._drain_joint_states()
+            if self._active and self.watchdog.status == FRESH and 0 < self._state_stamp_ns < now_ns:
+                deadline = time.perf_counter() + SIM_STATE_WAIT
+                while self._state_stamp_ns < now_ns and time.perf_counter() < deadline:
+                    if not self._drain_joint_states():
+                        time.sleep(0.0001)
         self._cycle(entry, now_ns)
 
     def _activate(self, now: float, recovered: bool) -> None:
@@ -744,11 +749,14 @@ class ControllerNode(Node):
             st = self._cmd_msg.header.stamp
             st.sec = now_ns // 1000000000
             st.nanosec = now_ns % 1000000000
+        handoff = time.perf_counter_ns()
         self._cmd_pub.publish(self._cmd_msg)
+        k = self._k_compute % self._ring
+        self._computes[k] = handoff - entry_ns  # timer entry to the hand-off of the command to rclpy
+        self._publishes[k] = time.perf_counter_ns() - handoff  # the publish call itself (DDS write)
         np.copyto(self._last_cmd, self._cmd)
         self._have_published = True
         self._published += 1
-        self._computes[self._k_compute % self._ring] = time.perf_counter_ns() - entry_ns
         self._k_compute += 1
 
     def _publish_state(self, s: float, sel_law=None) -> None:
@@ -790,6 +798,7 @@ class ControllerNode(Node):
 
         periods = recent(self._periods, self._k_period, self._diag_k_period) * 1e-9
         computes = recent(self._computes, self._k_compute, self._diag_k_compute) * 1e-9
+        publishes = recent(self._publishes, self._k_compute, self._diag_k_compute) * 1e-9
         self._diag_k_period = self._k_period
         self._diag_k_compute = self._k_compute
         late_now = self._late_cycles - self._late_at_diag
@@ -825,6 +834,8 @@ class ControllerNode(Node):
             kv("period_jitter_max_us", "%.1f" % (1e6 * float(np.max(jitter)))),
             kv("compute_time_p50_us", "%.1f" % (1e6 * float(np.percentile(computes, 50)) if computes.size else 0)),
             kv("compute_time_p99_us", "%.1f" % (1e6 * float(np.percentile(computes, 99)) if computes.size else 0)),
+            kv("publish_time_p50_us", "%.1f" % (1e6 * float(np.percentile(publishes, 50)) if publishes.size else 0)),
+            kv("publish_time_p99_us", "%.1f" % (1e6 * float(np.percentile(publishes, 99)) if publishes.size else 0)),
             kv("late_cycles", self._late_cycles), kv("late_cycles_last_period", late_now),
             kv("state", st), kv("state_age_ms", "%.2f" % (1e3 * age)),
             kv("stale_events", wd.stale_events),
