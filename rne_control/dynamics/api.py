@@ -14,6 +14,9 @@ from .calls import FLAGS, MODEL, arr, check, close, external_forces, joint_array
 from .spatial import CORIOLIS_ONLY, FRICTION
 
 _f1, _f2, _f3 = arr(1), arr(2), arr(3)
+# bound once: the fast paths below read them without module attribute lookups
+_empty = np.empty
+_rnea_one, _gravity_one, _crba_one, _aba_one = rnea.rnea_one, grav.gravity_one, crba.crba_one, aba.aba_one
 
 KERNELS = {  # name -> (one-sample kernel, its signature, many-sample kernel, its signature)
     "rnea": (rnea.rnea_one, (*MODEL, _f1, _f1, _f1, FLAGS, _f1),
@@ -62,8 +65,8 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, gravity=None, friction=True,
     """
     if f_ext is None and gravity is None:
         try:
-            res = np.empty(model.n) if out is None else out
-            st = rnea.rnea_one(model._K, q, qd, qdd, FRICTION if friction else 0, res)
+            res = _empty(model.n) if out is None else out
+            st = _rnea_one(model._K, q, qd, qdd, FRICTION if friction else 0, res)
         except TypeError:
             pass
         else:
@@ -78,8 +81,8 @@ def gravity_torques(model, q, gravity=None, out=None):
     """Gravity torques g(q) (N m, N): what holds the robot still against ``gravity`` (m/s^2, base frame)."""
     if gravity is None:
         try:
-            res = np.empty(model.n) if out is None else out
-            st = grav.gravity_one(model._K, q, res)
+            res = _empty(model.n) if out is None else out
+            st = _gravity_one(model._K, q, res)
         except TypeError:
             pass
         else:
@@ -92,8 +95,8 @@ def gravity_torques(model, q, gravity=None, out=None):
 def coriolis_torques(model, q, qd, out=None):
     """Coriolis and centrifugal torques C(q, qd) qd (N m, N): no gravity, acceleration, friction or rotor terms."""
     try:
-        res = np.empty(model.n) if out is None else out
-        st = rnea.rnea_one(model._K, q, qd, q, CORIOLIS_ONLY, res)  # qdd unused
+        res = _empty(model.n) if out is None else out
+        st = _rnea_one(model._K, q, qd, q, CORIOLIS_ONLY, res)  # qdd unused
     except TypeError:
         pass
     else:
@@ -107,8 +110,8 @@ def coriolis_torques(model, q, qd, out=None):
 def mass_matrix(model, q):
     """Joint-space inertia matrix H(q) (kg m^2, kg), symmetric positive definite, rotor inertia on the diagonal."""
     try:
-        H = np.empty((model.n, model.n))
-        st = crba.crba_one(model._K, q, H)
+        H = _empty((model.n, model.n))
+        st = _crba_one(model._K, q, H)
     except TypeError:
         pass
     else:
@@ -125,8 +128,8 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, friction=True, gravity=None)
     """
     if f_ext is None and gravity is None:
         try:
-            res = np.empty(model.n)
-            st = aba.aba_one(model._K, q, qd, tau, FRICTION if friction else 0, res)
+            res = _empty(model.n)
+            st = _aba_one(model._K, q, qd, tau, FRICTION if friction else 0, res)
         except TypeError:
             pass
         else:

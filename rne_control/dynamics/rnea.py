@@ -6,14 +6,14 @@ CORIOLIS_ONLY flag, a_g = 0 and qdd = 0: the Coriolis-only variant C(q, qd) qd.
 import numpy as np
 
 from .spatial import (CORIOLIS_ONLY, F_GRAVITY, F_OUT, F_Q, F_QD, F_QDD, FRICTION, FS, FV, IA, NONFINITE, REVOLUTE,
-                      add_cross_force, add_cross_motion_S, add_xT_force, bad, body, entry, inertia_mul, jit,
+                      add_cross_force, add_cross_motion_S, add_xT_force, bad, body, entry, inertia_mul, inline,
                       joint_xform, length_status, nonfinite_status, sgn, split, status, x_motion)
 
 WS = 36  # workspace columns per body: X_up 0:12, v 12:18, a 18:24, f 24:30, scratch 30:36
 NO_FEXT = np.empty((0, 6))
 
 
-@jit
+@inline  # inlined into both entry points: the hot path of the controller
 def rnea(tree, dyn, q, qd, qdd, f_ext, flags, tau, ws):
     """tau = ID(q, qd, qdd) for one sample. f_ext (nb, 6): forces [n; f] on the bodies in body
     coordinates, or shape (0, 6) for none. Returns a status code (0 = ok)."""
