@@ -6,9 +6,9 @@ A joint whose D_i vanishes (a massless chain end) makes the mass matrix singular
 """
 import numpy as np
 
-from .spatial import (F_GRAVITY, F_OUT, F_Q, F_QD, F_TAU, FRICTION, FS, FV, IA, NONFINITE, REVOLUTE, SINGULAR,
-                      add_cross_force, add_cross_motion_S, add_xT_force, bad, body, entry, inertia_mul, inline, jit,
-                      joint_xform, length_status, nonfinite_status, sgn, split, status, x_motion)
+from .spatial import (F_TAU, FRICTION, FS, FV, IA, REVOLUTE, SINGULAR, add_cross_force, add_cross_motion_S,
+                      add_xT_force, body, entry, gravity_status, inertia_mul, inline, jit, joint_xform,
+                      lengths_status, nonfinite_status, sgn, split, status, x_motion)
 
 NO_FEXT = np.empty((0, 6))
 WS = 80  # per body and the base (row nb): X_up 0:12, v 12:18, c 18:24, p^A 24:30, U 30:36, I^A 36:72 (6x6),
@@ -154,14 +154,10 @@ def aba_accelerations(tree, ws, qdd):
 def aba(tree, dyn, q, qd, tau, f_ext, flags, qdd, ws, scratch):
     """qdd for one sample of a fixed-base tree: the base row holds v_0 = 0 and a_0 = -a_g."""
     nb = tree.shape[0]
-    st = (length_status(q, nb, F_Q) or length_status(qd, nb, F_QD) or length_status(tau, nb, F_TAU)
-          or length_status(qdd, nb, F_OUT))
+    st = lengths_status(nb, q, qd, tau, F_TAU, qdd) or gravity_status(dyn, nb)
     if st:
         return st
     a_g = dyn[nb + 1, 0:3]
-    for k in range(3):
-        if bad(a_g[k]):
-            return status(NONFINITE, F_GRAVITY, k)
     base = ws[nb]
     base[12:18] = 0.0
     base[72:75] = 0.0

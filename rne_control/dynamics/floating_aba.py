@@ -19,8 +19,7 @@ a_0' + a_g (base coordinates, [vdot; wdot]).
 
 from .aba import NO_FEXT, aba_accelerations, aba_backward, aba_forward, params_to_matrix
 from .base import F_BASE2, F_TWIST, SINGULAR_BASE, base_gravity, check_vector, solve6, to_motion
-from .spatial import (F_OUT, F_Q, F_QD, F_TAU, LENGTH, add_cross_force, entry, inertia_mul, jit, length_status, split,
-                      status)
+from .spatial import (F_OUT, F_TAU, LENGTH, add_cross_force, entry, inertia_mul, jit, lengths_status, split, status)
 
 WS = 80  # as aba.WS (row nb = the base): X_up 0:12, v 12:18, c 18:24, p^A 24:30, U 30:36, I^A 36:72, a 72:78,
          # D 78, u 79
@@ -30,8 +29,8 @@ SCRATCH = 162  # aba's 120, then the Cholesky factor 120:156 and the right-hand 
 @jit
 def floating_aba(tree, dyn, q, qd, tau, twist, quat, wrench, flags, qdd, accel, ws, scratch):
     nb = tree.shape[0]
-    st = (length_status(q, nb, F_Q) or length_status(qd, nb, F_QD) or length_status(tau, nb, F_TAU)
-          or length_status(qdd, nb, F_OUT) or check_vector(twist, 6, F_TWIST) or check_vector(wrench, 6, F_BASE2))
+    st = (lengths_status(nb, q, qd, tau, F_TAU, qdd) or check_vector(twist, 6, F_TWIST)
+          or check_vector(wrench, 6, F_BASE2))
     if st:
         return st
     if accel.shape[0] != 6:

@@ -22,9 +22,9 @@ acceleration returned is a_0' + a_g. Composite inertias use the 10-parameter for
 """
 
 from .base import F_TWIST, SINGULAR_BASE, base_gravity, check_vector, solve_rigid, to_motion
-from .spatial import (F_OUT, F_Q, F_QD, F_QDD, FRICTION, FS, FV, IA, LENGTH, PARENT, REVOLUTE, add_cross_force,
+from .spatial import (F_OUT, F_QDD, FRICTION, FS, FV, IA, LENGTH, PARENT, REVOLUTE, add_cross_force,
                       add_params_to_parent, add_xT_force, body, entry, inertia_mul, inline, jit, joint_xform,
-                      length_status, nonfinite_status, sgn, split, status, x_motion)
+                      lengths_status, nonfinite_status, sgn, split, status, x_motion)
 
 WS = 46  # per body (row nb = the base): X_up 0:12, v 12:18, zeta / a 18:24, beta^c 24:30, I^c 30:40, tmp 40:46
 
@@ -41,8 +41,7 @@ def joint_force(P, m, jtype):
 def free_floating(tree, dyn, q, qd, qdd, twist, quat, flags, tau, accel, ws):
     """tau and the base acceleration [vdot; wdot] (base coordinates) for one sample. Returns a status."""
     nb = tree.shape[0]
-    st = (length_status(q, nb, F_Q) or length_status(qd, nb, F_QD) or length_status(qdd, nb, F_QDD)
-          or length_status(tau, nb, F_OUT) or check_vector(twist, 6, F_TWIST))
+    st = lengths_status(nb, q, qd, qdd, F_QDD, tau) or check_vector(twist, 6, F_TWIST)
     if st:
         return st
     if accel.shape[0] != 6:

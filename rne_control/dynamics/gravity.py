@@ -5,7 +5,8 @@ in body coordinates; the backward pass accumulates each subtree's mass m^c and f
 tau_i = S_i^T f_i with f_i = -(gravity wrench on the subtree) = [-(h^c x g_i); -m^c g_i].
 """
 
-from .spatial import entry, split, F_GRAVITY, F_OUT, F_Q, NONFINITE, REVOLUTE, bad, body, jit, joint_xform, length_status, status
+from .spatial import (F_OUT, F_Q, NONFINITE, REVOLUTE, bad, body, entry, gravity_status, jit, joint_xform,
+                      length_status, split, status)
 
 WS = 19  # X_up 0:12, g_i 12:15, m^c 15, h^c 16:19
 
@@ -16,10 +17,10 @@ def gravity(tree, dyn, q, tau, ws):
     st = length_status(q, nb, F_Q) or length_status(tau, nb, F_OUT)
     if st:
         return st
+    st = gravity_status(dyn, nb)
+    if st:
+        return st
     a_g = dyn[nb + 1, 0:3]
-    for k in range(3):
-        if bad(a_g[k]):
-            return status(NONFINITE, F_GRAVITY, k)
     for i in range(nb):
         p, jtype, k = body(tree, i)
         if bad(q[k]):

@@ -7,9 +7,9 @@ the base must receive from outside to move as prescribed, gravity included.
 """
 
 from .base import F_BASE2, F_TWIST, base_gravity, check_vector, to_motion
-from .spatial import (F_OUT, F_Q, F_QD, F_QDD, FRICTION, FS, FV, IA, LENGTH, REVOLUTE, add_cross_force,
-                      add_cross_motion_S, add_xT_force, body, entry, inertia_mul, jit, joint_xform, length_status,
-                      nonfinite_status, sgn, split, status, x_motion)
+from .spatial import (F_OUT, F_QDD, FRICTION, FS, FV, IA, LENGTH, REVOLUTE, add_cross_force, add_cross_motion_S,
+                      add_xT_force, body, entry, inertia_mul, jit, joint_xform, lengths_status, nonfinite_status,
+                      sgn, split, status, x_motion)
 
 WS = 36  # per body (and row nb = the base): X_up 0:12, v 12:18, a 18:24, f 24:30, scratch 30:36
 
@@ -19,8 +19,8 @@ def moving_base(tree, dyn, q, qd, qdd, twist, accel, quat, flags, tau, wrench, w
     """tau and the base wrench [f; n] for one sample; twist [v; w], accel [vdot; wdot] of the base in
     base coordinates, quat (x, y, z, w) base to world. Returns a status code (0 = ok)."""
     nb = tree.shape[0]
-    st = (length_status(q, nb, F_Q) or length_status(qd, nb, F_QD) or length_status(qdd, nb, F_QDD)
-          or length_status(tau, nb, F_OUT) or check_vector(twist, 6, F_TWIST) or check_vector(accel, 6, F_BASE2))
+    st = (lengths_status(nb, q, qd, qdd, F_QDD, tau) or check_vector(twist, 6, F_TWIST)
+          or check_vector(accel, 6, F_BASE2))
     if st:
         return st
     if wrench.shape[0] != 6:

@@ -5,9 +5,9 @@ CORIOLIS_ONLY flag, a_g = 0 and qdd = 0: the Coriolis-only variant C(q, qd) qd.
 """
 import numpy as np
 
-from .spatial import (CORIOLIS_ONLY, F_GRAVITY, F_OUT, F_Q, F_QD, F_QDD, FRICTION, FS, FV, IA, NONFINITE, REVOLUTE,
-                      add_cross_force, add_cross_motion_S, add_xT_force, bad, body, entry, inertia_mul, inline,
-                      joint_xform, length_status, nonfinite_status, sgn, split, status, x_motion)
+from .spatial import (CORIOLIS_ONLY, F_QDD, FRICTION, FS, FV, IA, REVOLUTE, add_cross_force, add_cross_motion_S,
+                      add_xT_force, body, entry, gravity_status, inertia_mul, inline, joint_xform, lengths_status,
+                      nonfinite_status, sgn, split, x_motion)
 
 WS = 36  # workspace columns per body: X_up 0:12, v 12:18, a 18:24, f 24:30, scratch 30:36
 NO_FEXT = np.empty((0, 6))
@@ -18,15 +18,11 @@ def rnea(tree, dyn, q, qd, qdd, f_ext, flags, tau, ws):
     """tau = ID(q, qd, qdd) for one sample. f_ext (nb, 6): forces [n; f] on the bodies in body
     coordinates, or shape (0, 6) for none. Returns a status code (0 = ok)."""
     nb = tree.shape[0]
-    st = (length_status(q, nb, F_Q) or length_status(qd, nb, F_QD) or length_status(qdd, nb, F_QDD)
-          or length_status(tau, nb, F_OUT))
+    st = lengths_status(nb, q, qd, qdd, F_QDD, tau) or gravity_status(dyn, nb)
     if st:
         return st
     coriolis = flags & CORIOLIS_ONLY
     a_g = dyn[nb + 1, 0:3]
-    for k in range(3):
-        if bad(a_g[k]):
-            return status(NONFINITE, F_GRAVITY, k)
     for i in range(nb):
         p, jtype, k = body(tree, i)
         qddk = 0.0 if coriolis else qdd[k]

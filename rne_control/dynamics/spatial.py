@@ -188,6 +188,22 @@ def bad(x):
 
 
 @inline
+def lengths_status(nb, q, qd, x, x_field, out):
+    """A LENGTH status for the first of q, qd, x (field x_field) and out that has not nb entries, else 0."""
+    return (length_status(q, nb, F_Q) or length_status(qd, nb, F_QD) or length_status(x, nb, x_field)
+            or length_status(out, nb, F_OUT))
+
+
+@inline
+def gravity_status(dyn, nb):
+    """A NONFINITE status if the gravity row of dyn has NaN or inf, else 0."""
+    for k in range(3):
+        if bad(dyn[nb + 1, k]):
+            return status(NONFINITE, F_GRAVITY, k)
+    return 0
+
+
+@inline
 def nonfinite_status(k, q, qd, x, x_field):
     """A NONFINITE status for the first of q[k], qd[k], x[k] that is NaN or inf, else 0."""
     if bad(q[k]):
