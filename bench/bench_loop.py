@@ -264,7 +264,6 @@ def run(args):
                 v.clear()
         start = {k: proc_stat(p.p.pid) for k, p in procs.items()}
         t_start = time.monotonic()
-        diag_start = dict(diag)
         while time.monotonic() - t_start < args.duration:
             time.sleep(0.2)
             for p in procs.values():
@@ -278,7 +277,7 @@ def run(args):
     except Exception as e:
         print(f"[bench-loop] error: {e}", file=sys.stderr)
         code = 1
-        wall, start, end, diag_start, diag_end = 0, {}, {}, {}, {}
+        wall, start, end, diag_end = 0, {}, {}, {}
     finally:
         stop[0] = True
         th.join(timeout=2)

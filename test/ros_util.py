@@ -14,7 +14,6 @@ Typical use::
 """
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import signal

@@ -1,5 +1,4 @@
 """Control laws against the closed-form dynamics of a planar two-link arm."""
-import copy
 import math
 import tracemalloc
 from pathlib import Path
