@@ -5,7 +5,7 @@ means the base. Every body is attached by one 1-DOF joint whose axis has been ro
 z axis at load time, so the kernels only know two joint types: ``REVOLUTE`` (rotation about z) and
 ``PRISMATIC`` (translation along z). Fixed joints (and locked ones) are folded into their parent body.
 
-Kernel arrays (C-contiguous float64, read-only):
+Kernel arrays (float64; read-only views for users):
 
 - ``tree`` (nb, 18), immutable: ``E_tree`` (3x3 row-major; coordinate rotation from the parent body to
   the pre-joint frame) and ``r_tree`` (origin of the pre-joint frame in parent coordinates), together
@@ -20,7 +20,9 @@ Kernel arrays (C-contiguous float64, read-only):
 The kernels take one array per model, ``K`` (3 nb + 4, KW), so that a call passes few arguments (numba's
 dispatch costs per argument): rows 0:nb hold ``tree``, rows nb:2nb+2 ``dyn``, and the rest the kernels'
 workspace (one row per body and one for the base, then a scratch row). ``K`` is rebuilt with ``dyn``
-and swapped with it; ``tree`` and ``dyn`` are read-only views of it.
+and swapped with it; ``tree`` and ``dyn`` are read-only views of it. Because the workspace belongs to
+the model, the kernels' entry points hold the GIL: calls on one model from several threads run one at
+a time (use one model per thread to compute in parallel).
 """
 import threading
 import warnings
