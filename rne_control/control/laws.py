@@ -166,6 +166,7 @@ class ControlLaw:
         self.base_velocity_source = "odometry"
         self.friction = False
         self.gravity = np.array(model.gravity, dtype=float)
+        self.model_gravity = self.gravity.copy()
         self._garg = None
         self.tau = np.zeros(n)
         self._zero = np.zeros(n)
@@ -193,14 +194,18 @@ class ControlLaw:
         self.base = base
 
     def set_gravity(self, gravity=None) -> None:
-        """None: the model's gravity."""
-        g = self.model.gravity if gravity is None else gravity
+        """None: the gravity the model was loaded with."""
+        g = self.model_gravity if gravity is None else gravity
         g = np.asarray(g, dtype=float)
         if g.shape != (3,) or not np.all(np.isfinite(g)):
             raise ValueError("gravity must be 3 finite values")
         self.gravity = g.copy()
-        # None selects the dynamics library's fast path (the model's own gravity)
-        self._garg = None if np.array_equal(g, np.asarray(self.model.gravity, dtype=float)) else self.gravity
+        if hasattr(self.model, "set_gravity"):
+            # into the model's swappable buffer: the dynamics calls keep their fast path (gravity=None)
+            self.model.set_gravity(g)
+            self._garg = None
+        else:
+            self._garg = None if np.array_equal(g, np.asarray(self.model.gravity, dtype=float)) else self.gravity
 
     # ------------------------------------------------------------- helpers
     def _add_friction(self, qd, out) -> None:

@@ -103,9 +103,7 @@ from typing import Optional
 
 import numpy as np
 
-import rclpy
 from rclpy.clock import Clock, ClockType
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rcl_interfaces.msg import SetParametersResult
@@ -127,6 +125,7 @@ from ..control.watchdog import FRESH, NO_STATE, ON_STALE, STALE, Watchdog
 from .conversions import (STATE_FIELDS, JointStateError, JointStateMapper, accel_fields, bind_float_field,
                           odometry_fields, trajectory_fields)
 from .params import Spec, T, TypedParameters
+from .runner import run
 from .paths import resolve_model_file
 
 NODE_NAME = "rne_controller"
@@ -230,7 +229,7 @@ class Settings:
         for name in ("kp", "kd", "hold_kp", "hold_kd"):
             if np.any(getattr(self, name) < 0):
                 raise ValueError("%s must not be negative" % name)
-        self.gravity = (np.array(model.gravity, dtype=float) if values["gravity"] is None
+        self.gravity = (np.array(ctx.law.model_gravity, dtype=float) if values["gravity"] is None
                         else _finite_array("gravity", values["gravity"], 3))
         link = values["payload_link"]
         mass = float(values["payload_mass"])
@@ -854,36 +853,7 @@ class ControllerNode(Node):
 
 
 def main(args=None) -> int:
-    rclpy.init(args=args)
-    node = None
-    code = 0
-    try:
-        node = ControllerNode()
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except ConfigError as e:
-        print("[%s] fatal: %s" % (NODE_NAME, e), file=sys.stderr)
-        code = 1
-    except Exception:
-        if rclpy.ok():
-            import traceback
-            traceback.print_exc()
-            code = 1
-        # else: shut down (SIGINT/SIGTERM) while a callback was running: a clean exit
-    finally:
-        if node is not None:
-            try:
-                node.destroy_node()
-            except Exception:
-                pass
-        try:
-            rclpy.try_shutdown()
-        except Exception:
-            pass
-    return code
+    return run(ControllerNode, NODE_NAME, args, quiet=(ConfigError,))
 
 
 if __name__ == "__main__":

@@ -27,22 +27,17 @@ start-up) and exits with code 0 on SIGINT.
 from __future__ import annotations
 
 import math
-import os
-import signal
 import sys
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 
 import rclpy
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterUninitializedException
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.signals import SignalHandlerOptions
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rcl_interfaces.msg import ParameterDescriptor
 
@@ -54,38 +49,13 @@ from std_msgs.msg import Float64MultiArray, String
 
 import rne_control as rc
 
+from .paths import resolve_model_file
+from .runner import run
+
 NODE_NAME = "rne_sim"
 
 
 # --------------------------------------------------------------------------- helpers
-def resolve_model_path(name: str) -> Path:
-    """Resolve ``model_file``: absolute, else relative to the installed share folder, else the checkout."""
-    try:
-        from rne_control.ros import paths as _paths
-
-        _resolve = getattr(_paths, "resolve_model_file", None) or getattr(_paths, "resolve_model_path", None)
-    except ImportError:
-        _resolve = None
-    if _resolve is not None:
-        return Path(_resolve(name))
-    p = Path(os.path.expanduser(name))
-    if p.is_absolute():
-        return p
-    cands = []
-    try:
-        from ament_index_python.packages import get_package_share_directory
-
-        cands.append(Path(get_package_share_directory("rne_control")) / p)
-    except Exception:
-        pass
-    cands.append(Path(__file__).resolve().parents[2] / p)
-    cands.append(Path.cwd() / p)
-    for c in cands:
-        if c.exists():
-            return c
-    raise FileNotFoundError(f"model_file '{name}' not found (tried {', '.join(map(str, cands))})")
-
-
 def _declare(node: Node, name: str, ptype, default=None, description: str = ""):
     """Declare a typed parameter; an integer (array) given for a double (array) is accepted."""
     overrides = getattr(node, "_parameter_overrides", {})
@@ -221,7 +191,7 @@ class SimNode(Node):
     def _load(self, xml, joints=None, locked=None):
         if xml:
             return rc.load_model(xml, joints=joints, locked=locked)
-        return rc.load_model(str(resolve_model_path(self.p["model_file"])), joints=joints, locked=locked)
+        return rc.load_model(str(resolve_model_file(self.p["model_file"])), joints=joints, locked=locked)
 
     def _vec(self, name, n, default, allow_scalar=True):
         v = self.p[name]
@@ -589,46 +559,9 @@ class SimNode(Node):
             self._ls_advance(False)
 
 
-_STOP = threading.Event()
-
-
-def _on_signal(signum, frame):
-    _STOP.set()
-
 
 def main(args=None):
-    # Own signal handling: a flag polled by the spin loop.  rclpy's handler (or a KeyboardInterrupt)
-    # can be lost while numba compiles the kernels at start-up, and can race with the executor.
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, _on_signal)
-    node = None
-    code = 0
-    try:
-        node = SimNode()
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        while not _STOP.is_set() and rclpy.ok():
-            executor.spin_once(timeout_sec=0.05)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except Exception as e:  # configuration errors: readable message, non-zero exit
-        if _STOP.is_set() or not rclpy.ok():
-            pass  # interrupted: a normal shutdown
-        else:
-            import traceback
-
-            traceback.print_exc()
-            print(f"[{NODE_NAME}] fatal: {e}", file=sys.stderr)
-            code = 1
-    if node is not None:
-        try:
-            node.close()
-            node.destroy_node()
-        except Exception:
-            pass
-    rclpy.try_shutdown()
-    return code
+    return run(SimNode, NODE_NAME, args)
 
 
 if __name__ == "__main__":
