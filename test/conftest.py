@@ -27,8 +27,37 @@ ros_util.isolate_ros_environment()
 import pytest  # noqa: E402
 
 
+@pytest.fixture(scope="session")
+def compiled_kernels():
+    """Compile every numba kernel once, in this process, before any node starts: the node processes
+    then load them from the on-disk cache instead of compiling the same code side by side (on a fresh
+    clone that takes tens of seconds on two cores, and would eat into the tests' start-up timeouts)."""
+    import warnings
+
+    import numpy as np
+
+    import rne_control as rc
+    from rne_control.control import _kernels
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = rc.load_dh(os.path.join(os.path.dirname(_HERE), "config", "ffsr.yaml"))
+    q = np.zeros(m.n)
+    for x in (q, np.zeros((2, m.n))):  # single samples and stacked ones
+        rc.inverse_dynamics(m, x, q, q)
+        rc.gravity_torques(m, x)
+        rc.coriolis_torques(m, x, q)
+        rc.mass_matrix(m, x)
+        rc.forward_dynamics(m, x, q, q)
+        rc.moving_base_inverse_dynamics(m, x, q, q, np.zeros(6), np.zeros(6))
+        rc.free_floating_inverse_dynamics(m, x, q, q, np.zeros(6))
+        rc.base_twist_from_momentum(m, x, q)
+        rc.floating_forward_dynamics(m, x, q, q, np.zeros(6))
+    _kernels.warm_up()
+
+
 @pytest.fixture
-def ros_procs(tmp_path):
+def ros_procs(tmp_path, compiled_kernels):
     """Start ROS console scripts as subprocesses; all are stopped at teardown.
 
     ``ros_procs.start("rne_sim", params_file=..., params={...})`` returns a
@@ -48,7 +77,6 @@ def ros_node(request):
     Yields a :class:`ros_util.TestNode`; use ``ros_node.collect(...)``,
     ``ros_node.wait_for(...)``, ``ros_node.node`` for raw rclpy access.
     """
-    pytest.importorskip("rclpy")
     name = "rne_test_" + "".join(c if c.isalnum() else "_" for c in request.node.name)[:60]
     node = ros_util.TestNode(name)
     try:

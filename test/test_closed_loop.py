@@ -10,7 +10,6 @@ import time
 import numpy as np
 import pytest
 
-rclpy = pytest.importorskip("rclpy")
 
 import rne_control as rc  # noqa: E402
 import ros_util  # noqa: E402
@@ -193,8 +192,6 @@ def test_puma_gravity_mode_holds_still(ros_procs, ros_node):
     np.testing.assert_allclose(eff, rc.gravity_torques(model, PUMA_Q0), atol=1e-3)
 
 
-@pytest.mark.skipif(not hasattr(rc, "floating_forward_dynamics"),
-                    reason="floating-base dynamics (issue 3) not available yet")
 def test_ffsr_free_floating_tracks_better_than_fixed(ros_procs, ros_node):
     T = 3.0
     amp = np.array([0.3, -0.3, 0.3, 0.4, 0.4, 0.4])

@@ -27,8 +27,7 @@ def _colcon():
     if COLCON.exists():
         return str(COLCON)
     found = shutil.which("colcon")
-    if not found:
-        pytest.skip("colcon is not installed (pip install '.[colcon]')")
+    assert found, "colcon is not installed (pip install '.[colcon]'; make test does)"
     return found
 
 
@@ -113,7 +112,7 @@ def test_launch_files_declare_arguments(name, required):
 
 def test_controller_configs_are_ros_parameter_files():
     """Shipped configs: `/**/node: ros__parameters:` layout, float arrays, finite effort limits."""
-    yaml = pytest.importorskip("yaml")
+    import yaml
     for name in ("puma560_controller.yaml", "ffsr_controller.yaml", "arm7_controller.yaml"):
         doc = yaml.safe_load((REPO / "config" / name).read_text())
         assert set(doc) == {"/**/rne_controller", "/**/rne_sim"}, name

@@ -219,11 +219,6 @@ def _floating_puma(gravity=None):
     return rc.load_dh(d, floating_base=True)
 
 
-needs_floating = pytest.mark.skipif(not hasattr(rc.dynamics, "moving_base_inverse_dynamics"),
-                                    reason="floating-base dynamics not available")
-
-
-@needs_floating
 def test_moving_base_at_rest_equals_fixed_base():
     m = _floating_puma()
     law = ControlLaw(m)
@@ -239,7 +234,6 @@ def test_moving_base_at_rest_equals_fixed_base():
                                    fixed.compute(q, qd, q_d, qd_d, qdd_d), rtol=1e-9, atol=1e-9, err_msg=mode)
 
 
-@needs_floating
 def test_moving_base_terms_per_mode_table():
     from rne_control.dynamics import moving_base_inverse_dynamics as mbid
     m = _floating_puma()
@@ -274,7 +268,6 @@ def test_moving_base_terms_per_mode_table():
                                mbid(m0, q, z, z, V, A, R, friction=False)[0], rtol=1e-9, atol=1e-9)
 
 
-@needs_floating
 def test_free_floating_terms_and_momentum_source():
     from rne_control.dynamics import base_twist_from_momentum, free_floating_inverse_dynamics as ffid
     m = rc.load_model(str(REPO / "config" / "ffsr.yaml"))

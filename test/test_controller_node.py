@@ -10,7 +10,6 @@ import time
 import numpy as np
 import pytest
 
-pytest.importorskip("rclpy")
 
 import rne_control as rc  # noqa: E402
 from ros_util import config, sec_to_stamp, stamp_to_sec  # noqa: E402
