@@ -126,6 +126,7 @@ from .conversions import (STATE_FIELDS, JointStateError, JointStateMapper, accel
 from .controller_settings import (COMMAND_TYPES, RUNTIME_NAMES, RUNTIME_SPECS, STATIC_SPECS, ConfigError,
                                   Settings)
 from .params import Spec, T, TypedParameters
+from .loop_stats import LoopStats
 from .runner import run
 from .paths import resolve_model_file
 
@@ -287,23 +288,10 @@ class ControllerNode(Node):
         self._state_pub = self.create_publisher(Float64MultiArray, "~/controller_state", 10)
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
 
-        # --- statistics (ring buffers)
-        self._ring = 8192
-        self._periods = np.zeros(self._ring)
-        self._computes = np.zeros(self._ring)
-        self._publishes = np.zeros(self._ring)
-        self._k_period = 0
-        self._k_compute = 0
-        self._diag_k_period = 0
-        self._diag_k_compute = 0
-        self._last_entry_ns = 0
-        self._late_cycles = 0
-        self._late_at_diag = 0
+        # --- statistics
+        self.stats = LoopStats(self.period)
         self._cycles = 0
-        self._published = 0
-        self._published_at_diag = 0
         self._sat_mask = np.zeros(nc, dtype=bool)
-        self._diag_wall = time.monotonic()
         self._state_count = 0
 
         # --- activity state
@@ -520,13 +508,7 @@ class ControllerNode(Node):
 
     def _on_timer(self) -> None:
         entry = time.perf_counter_ns()
-        if self._last_entry_ns:
-            p = entry - self._last_entry_ns
-            self._periods[self._k_period % self._ring] = p
-            self._k_period += 1
-            if p > 1.5e9 * self.period:
-                self._late_cycles += 1
-        self._last_entry_ns = entry
+        self.stats.timer_entry(entry)
         now_ns = self._now_ns()
         if self._sim_time:
             # lockstep simulation: take the queued joint states, and wait for the state of this step
@@ -605,13 +587,9 @@ class ControllerNode(Node):
             st.nanosec = now_ns % 1000000000
         handoff = time.perf_counter_ns()
         self._cmd_pub.publish(self._cmd_msg)
-        k = self._k_compute % self._ring
-        self._computes[k] = handoff - entry_ns  # timer entry to the hand-off of the command to rclpy
-        self._publishes[k] = time.perf_counter_ns() - handoff  # the publish call itself (DDS write)
+        self.stats.published_command(entry_ns, handoff, time.perf_counter_ns())
         np.copyto(self._last_cmd, self._cmd)
         self._have_published = True
-        self._published += 1
-        self._k_compute += 1
 
     def _publish_state(self, s: float, sel_law=None) -> None:
         try:
@@ -639,27 +617,8 @@ class ControllerNode(Node):
     def _on_diagnostics(self) -> None:
         if not self._ready:
             return
-        wall = time.monotonic()
-        elapsed = max(wall - self._diag_wall, 1e-9)
-        self._diag_wall = wall
-
-        def recent(buf, k, k0):
-            cnt = min(k - k0, self._ring)
-            if cnt <= 0:
-                return np.zeros(0)
-            idx = np.arange(k - cnt, k) % self._ring
-            return buf[idx]
-
-        periods = recent(self._periods, self._k_period, self._diag_k_period) * 1e-9
-        computes = recent(self._computes, self._k_compute, self._diag_k_compute) * 1e-9
-        publishes = recent(self._publishes, self._k_compute, self._diag_k_compute) * 1e-9
-        self._diag_k_period = self._k_period
-        self._diag_k_compute = self._k_compute
-        late_now = self._late_cycles - self._late_at_diag
-        self._late_at_diag = self._late_cycles
-        published = self._published - self._published_at_diag
-        self._published_at_diag = self._published
-        jitter = np.abs(periods - self.period) if periods.size else np.zeros(1)
+        w = self.stats.window()
+        late_now = w["late_cycles_last_period"]
         now = self._now()
         wd = self.watchdog
         st = {NO_STATE: "waiting for /joint_states", FRESH: "fresh", STALE: "stale"}[wd.status]
@@ -682,15 +641,10 @@ class ControllerNode(Node):
         values = [
             kv("mode", self.settings.mode), kv("base", self.settings.base),
             kv("rate_nominal_hz", "%.1f" % self.rate),
-            kv("rate_achieved_hz", "%.1f" % (periods.size / elapsed)),
-            kv("commands_per_s", "%.1f" % (published / elapsed)),
-            kv("period_jitter_p99_us", "%.1f" % (1e6 * float(np.percentile(jitter, 99)))),
-            kv("period_jitter_max_us", "%.1f" % (1e6 * float(np.max(jitter)))),
-            kv("compute_time_p50_us", "%.1f" % (1e6 * float(np.percentile(computes, 50)) if computes.size else 0)),
-            kv("compute_time_p99_us", "%.1f" % (1e6 * float(np.percentile(computes, 99)) if computes.size else 0)),
-            kv("publish_time_p50_us", "%.1f" % (1e6 * float(np.percentile(publishes, 50)) if publishes.size else 0)),
-            kv("publish_time_p99_us", "%.1f" % (1e6 * float(np.percentile(publishes, 99)) if publishes.size else 0)),
-            kv("late_cycles", self._late_cycles), kv("late_cycles_last_period", late_now),
+        ] + [kv(k, "%.1f" % w[k]) for k in ("rate_achieved_hz", "commands_per_s", "period_jitter_p99_us",
+                                             "period_jitter_max_us", "compute_time_p50_us", "compute_time_p99_us",
+                                             "publish_time_p50_us", "publish_time_p99_us")] + [
+            kv("late_cycles", self.stats.late_cycles), kv("late_cycles_last_period", late_now),
             kv("state", st), kv("state_age_ms", "%.2f" % (1e3 * age)),
             kv("stale_events", wd.stale_events),
             kv("saturated_joints", ",".join(sat)), kv("saturated_cycles", self.limiter.saturated_cycles),
