@@ -10,7 +10,7 @@ so a body whose parent is -1 reads its parent's state from row nb like from any 
 """
 import math
 
-from .spatial import LENGTH, NONFINITE, SINGULAR, bad, inline, status
+from .spatial import F_OUT, LENGTH, NONFINITE, SINGULAR, bad, inline, status
 
 # Status fields of the base inputs (the joint fields 1-6 are those of spatial.py) and one more kind.
 F_TWIST, F_BASE2, F_QUAT = 7, 8, 9  # F_BASE2: base_accel, base_wrench or momentum, per function
@@ -45,6 +45,16 @@ def base_rotation(quat, R):
     R[3], R[4], R[5] = 2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w)
     R[6], R[7], R[8] = 2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)
     return 0
+
+
+@inline
+def base_setup(dyn, quat, out6, ws):
+    """Check that the base output has 6 entries, then fill the base row of the workspace (row nb): the
+    base rotation R (columns 0:9) and gravity in base coordinates (9:12). Returns a status."""
+    if out6.shape[0] != 6:
+        return status(LENGTH, F_OUT, out6.shape[0])
+    b = ws[ws.shape[0] - 1]
+    return base_gravity(dyn, quat, b[0:9], b[9:12])
 
 
 @inline

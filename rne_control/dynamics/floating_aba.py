@@ -18,8 +18,8 @@ a_0' + a_g (base coordinates, [vdot; wdot]).
 """
 
 from .aba import NO_FEXT, aba_accelerations, aba_backward, aba_forward, params_to_matrix
-from .base import F_BASE2, F_TWIST, SINGULAR_BASE, base_gravity, check_vector, solve6, to_motion
-from .spatial import (F_OUT, F_TAU, LENGTH, add_cross_force, entry, inertia_mul, jit, lengths_status, split, status)
+from .base import F_BASE2, F_TWIST, SINGULAR_BASE, base_setup, check_vector, solve6, to_motion
+from .spatial import (F_TAU, add_cross_force, entry, inertia_mul, jit, lengths_status, split)
 
 WS = 80  # as aba.WS (row nb = the base): X_up 0:12, v 12:18, c 18:24, p^A 24:30, U 30:36, I^A 36:72, a 72:78,
          # D 78, u 79
@@ -31,14 +31,10 @@ def floating_aba(tree, dyn, q, qd, tau, twist, quat, wrench, flags, qdd, accel, 
     nb = tree.shape[0]
     st = (lengths_status(nb, q, qd, tau, F_TAU, qdd) or check_vector(twist, 6, F_TWIST)
           or check_vector(wrench, 6, F_BASE2))
+    st = st or base_setup(dyn, quat, accel, ws)
     if st:
         return st
-    if accel.shape[0] != 6:
-        return status(LENGTH, F_OUT, accel.shape[0])
     b = ws[nb]
-    st = base_gravity(dyn, quat, b[0:9], b[9:12])
-    if st:
-        return st
     g0, g1, g2 = b[9], b[10], b[11]
     tmp = scratch[72:78]
     v0, pA0 = b[12:18], b[24:30]

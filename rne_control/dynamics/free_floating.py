@@ -21,10 +21,10 @@ Gravity enters as the fictitious acceleration a_0' = a_0 - a_g (a_g = R^T g_worl
 acceleration returned is a_0' + a_g. Composite inertias use the 10-parameter form (spatial.py).
 """
 
-from .base import F_TWIST, SINGULAR_BASE, base_gravity, check_vector, solve_rigid, to_motion
-from .spatial import (F_OUT, F_QDD, FRICTION, FS, FV, IA, LENGTH, PARENT, REVOLUTE, add_cross_force,
-                      add_params_to_parent, add_xT_force, body, entry, inertia_mul, inline, jit, joint_xform,
-                      lengths_status, nonfinite_status, sgn, split, status, x_motion)
+from .base import F_TWIST, SINGULAR_BASE, base_setup, check_vector, solve_rigid, to_motion
+from .spatial import (F_QDD, FRICTION, FS, FV, IA, PARENT, REVOLUTE, add_cross_force, add_params_to_parent,
+                      add_xT_force, body, entry, inertia_mul, inline, jit, joint_xform, lengths_status,
+                      nonfinite_status, sgn, split, x_motion)
 
 WS = 46  # per body (row nb = the base): X_up 0:12, v 12:18, zeta / a 18:24, beta^c 24:30, I^c 30:40, tmp 40:46
 
@@ -42,14 +42,10 @@ def free_floating(tree, dyn, q, qd, qdd, twist, quat, flags, tau, accel, ws):
     """tau and the base acceleration [vdot; wdot] (base coordinates) for one sample. Returns a status."""
     nb = tree.shape[0]
     st = lengths_status(nb, q, qd, qdd, F_QDD, tau) or check_vector(twist, 6, F_TWIST)
+    st = st or base_setup(dyn, quat, accel, ws)
     if st:
         return st
-    if accel.shape[0] != 6:
-        return status(LENGTH, F_OUT, accel.shape[0])
     b = ws[nb]
-    st = base_gravity(dyn, quat, b[0:9], b[9:12])
-    if st:
-        return st
     v0 = b[12:18]
     to_motion(twist, v0)
     # i) forward: v_j, zeta_j, beta_j, I^c_j = I_j

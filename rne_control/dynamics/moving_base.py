@@ -6,10 +6,9 @@ pass continues to the base: f_0 = I_0 (a_0 - a_g) + v_0 x* I_0 v_0 + sum_childre
 the base must receive from outside to move as prescribed, gravity included.
 """
 
-from .base import F_BASE2, F_TWIST, base_gravity, check_vector, to_motion
-from .spatial import (F_OUT, F_QDD, FRICTION, FS, FV, IA, LENGTH, REVOLUTE, add_cross_force, add_cross_motion_S,
-                      add_xT_force, body, entry, inertia_mul, jit, joint_xform, lengths_status, nonfinite_status,
-                      sgn, split, status, x_motion)
+from .base import F_BASE2, F_TWIST, base_setup, check_vector, to_motion
+from .spatial import (F_QDD, FRICTION, FS, FV, IA, REVOLUTE, add_cross_force, add_cross_motion_S, add_xT_force, body,
+                      entry, inertia_mul, jit, joint_xform, lengths_status, nonfinite_status, sgn, split, x_motion)
 
 WS = 36  # per body (and row nb = the base): X_up 0:12, v 12:18, a 18:24, f 24:30, scratch 30:36
 
@@ -21,14 +20,10 @@ def moving_base(tree, dyn, q, qd, qdd, twist, accel, quat, flags, tau, wrench, w
     nb = tree.shape[0]
     st = (lengths_status(nb, q, qd, qdd, F_QDD, tau) or check_vector(twist, 6, F_TWIST)
           or check_vector(accel, 6, F_BASE2))
+    st = st or base_setup(dyn, quat, wrench, ws)
     if st:
         return st
-    if wrench.shape[0] != 6:
-        return status(LENGTH, F_OUT, wrench.shape[0])
     b = ws[nb]
-    st = base_gravity(dyn, quat, b[0:9], b[9:12])
-    if st:
-        return st
     v0, a0, f0 = b[12:18], b[18:24], b[24:30]
     to_motion(twist, v0)
     to_motion(accel, a0)
