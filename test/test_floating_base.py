@@ -179,7 +179,7 @@ def _pin_momentum_scale(pm, pd, Q, V):
 def test_zero_momentum_conserved_over_2s_rk4():
     """FFSR, 2 s at dt = 1 ms (RK4 with quaternion kinematics), joint torques driving a brisk motion:
     the centroidal momentum (Pinocchio) stays <= 1e-8 * max_t sum_i(m_i |v_ci| + |I_i w_i|), COM fixed."""
-    from rne_control.examples.ffsr import State, rk4_step
+    from rne_control.dynamics.integrate import State, rk4_step
 
     model = _load("ffsr", (0.0, 0.0, 0.0))
     pm, pd, idx = _pin_model("ffsr", model)
@@ -192,7 +192,7 @@ def test_zero_momentum_conserved_over_2s_rk4():
     q0, qd0 = np.array([0.2, -0.5, 0.9, 0.1, 0.4, -0.3]), np.array([0.3, -0.2, 0.4, 0.5, -0.6, 0.7])
     quat0 = np.array([0.1, -0.2, 0.3, 0.9])
     quat0 /= np.linalg.norm(quat0)
-    s = State(np.array([1.0, 2.0, -0.5]), quat0, q0, rc.base_twist_from_momentum(model, q0, qd0, None, quat0), qd0)
+    s = State(q0, qd0, np.array([1.0, 2.0, -0.5]), quat0, rc.base_twist_from_momentum(model, q0, qd0, None, quat0))
 
     def pin_state(s):
         return _pin_q(dict(pos=s.pos, quat=s.quat, q=s.q), idx), _pin_v(s.twist, s.qd, idx)

@@ -22,31 +22,17 @@ import numpy as np
 
 import rne_control as rc
 from rne_control.dynamics.floating_api import centroidal_momentum
+from rne_control.dynamics.integrate import State, rk4_step
+from rne_control.model.spatial import quat_to_matrix
 
 Q_START = np.array([0.0, -0.4, 0.8, 0.0, 0.6, 0.0])      # rad
 Q_CAPTURE = np.array([0.6, 0.1, 0.3, 0.4, 0.2, 0.5])     # rad
 KP, KD = 25.0, 10.0                                       # 1/s^2, 1/s: critically damped error dynamics
 
 
-def quat_mul(a, b):
-    """Hamilton product of quaternions (x, y, z, w)."""
-    ax, ay, az, aw = a
-    bx, by, bz, bw = b
-    return np.array([aw * bx + ax * bw + ay * bz - az * by, aw * by - ax * bz + ay * bw + az * bx,
-                     aw * bz + ax * by - ay * bx + az * bw, aw * bw - ax * bx - ay * by - az * bz])
-
-
-def quat_matrix(qt):
-    """Rotation matrix (base to world) of the unit quaternion (x, y, z, w)."""
-    x, y, z, w = qt
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
-
-
 def rpy(qt):
     """Roll, pitch, yaw (rad) of the quaternion: R = Rz(yaw) Ry(pitch) Rx(roll) (the seed's z-y-x angles)."""
-    R = quat_matrix(qt)
+    R = quat_to_matrix(*qt)
     return (math.atan2(R[2, 1], R[2, 2]), math.asin(max(-1.0, min(1.0, -R[2, 0]))), math.atan2(R[1, 0], R[0, 0]))
 
 
@@ -58,45 +44,6 @@ def min_jerk(t, T, q0, q1):
     v = (30 * s ** 2 - 60 * s ** 3 + 30 * s ** 4) / T
     a = (60 * s - 180 * s ** 2 + 120 * s ** 3) / T ** 2
     return q0 + d * p, d * v, d * a
-
-
-class State:
-    """Base position (world), base orientation (x, y, z, w), joint angles, base twist [v; w], joint rates."""
-
-    __slots__ = ("pos", "quat", "q", "twist", "qd")
-
-    def __init__(self, pos, quat, q, twist, qd):
-        self.pos, self.quat, self.q, self.twist, self.qd = pos, quat, q, twist, qd
-
-
-def derivative(model, s, tau):
-    """d/dt of the state under joint torques tau: (pos', quat', q', twist', qd') = (R v, q (x) [w/2; 0],
-    qd, base_accel, qdd)."""
-    qdd, accel = rc.floating_forward_dynamics(model, s.q, s.qd, tau, s.twist, s.quat / np.linalg.norm(s.quat))
-    v, w = s.twist[:3], s.twist[3:]
-    return State(quat_matrix(s.quat / np.linalg.norm(s.quat)) @ v, 0.5 * quat_mul(s.quat, np.r_[w, 0.0]),
-                 s.qd, accel, qdd)
-
-
-def _axpy(s, h, d):
-    return State(s.pos + h * d.pos, s.quat + h * d.quat, s.q + h * d.q, s.twist + h * d.twist, s.qd + h * d.qd)
-
-
-def rk4_step(model, s, t, dt, torque):
-    """One classical RK4 step of the floating-base state; ``torque(t, state)`` gives the joint torques at
-    each stage. The quaternion is renormalised at the end of the step."""
-    k1 = derivative(model, s, torque(t, s))
-    s2 = _axpy(s, dt / 2, k1)
-    k2 = derivative(model, s2, torque(t + dt / 2, s2))
-    s3 = _axpy(s, dt / 2, k2)
-    k3 = derivative(model, s3, torque(t + dt / 2, s3))
-    s4 = _axpy(s, dt, k3)
-    k4 = derivative(model, s4, torque(t + dt, s4))
-    out = State(*(a + dt / 6 * (b1 + 2 * b2 + 2 * b3 + b4) for a, b1, b2, b3, b4 in
-                  zip((s.pos, s.quat, s.q, s.twist, s.qd), *((d.pos, d.quat, d.q, d.twist, d.qd)
-                                                            for d in (k1, k2, k3, k4)))))
-    out.quat = out.quat / np.linalg.norm(out.quat)
-    return out
 
 
 def load_ffsr():
@@ -122,9 +69,9 @@ def simulate(duration=10.0, dt=0.002, model=None, samples=200):
     q0 = Q_START.copy()
     qd0 = np.zeros(model.n)
     quat0 = np.array([0.0, 0.0, 0.0, 1.0])
-    s = State(np.zeros(3), quat0, q0, rc.base_twist_from_momentum(model, q0, qd0, None, quat0), qd0)
+    s = State(q0, qd0, np.zeros(3), quat0, rc.base_twist_from_momentum(model, q0, qd0, None, quat0))
     _, com_b = centroidal_momentum(model, s.q, s.qd, s.twist, s.quat)
-    com0 = s.pos + quat_matrix(s.quat) @ com_b
+    com0 = s.pos + quat_to_matrix(*s.quat) @ com_b
     steps = int(round(duration / dt))
     every = max(1, steps // samples)
     rows = {k: [] for k in ("t", "rpy", "pos", "q", "tau", "p", "k", "com_drift")}
@@ -138,7 +85,7 @@ def simulate(duration=10.0, dt=0.002, model=None, samples=200):
         rows["tau"].append(torque(t, s))
         rows["p"].append(h[:3])
         rows["k"].append(h[3:])
-        rows["com_drift"].append(np.linalg.norm(s.pos + quat_matrix(s.quat) @ cb - com0))
+        rows["com_drift"].append(np.linalg.norm(s.pos + quat_to_matrix(*s.quat) @ cb - com0))
 
     t = 0.0
     for i in range(steps):

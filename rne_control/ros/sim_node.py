@@ -49,6 +49,8 @@ from std_msgs.msg import Float64MultiArray, String
 
 import rne_control as rc
 
+from ..dynamics.integrate import State, derivative, quat_exp, quat_mul, rk4_step, semi_implicit_step
+from ..model.spatial import quat_to_matrix
 from .paths import resolve_model_file
 from .runner import run
 
@@ -74,39 +76,6 @@ def _declare(node: Node, name: str, ptype, default=None, description: str = ""):
         return node.get_parameter(name).value
     except ParameterUninitializedException:  # typed, no value: "unset"
         return None
-
-
-def _quat_mul(a, b):
-    """Hamilton product of quaternions (x, y, z, w)."""
-    ax, ay, az, aw = a
-    bx, by, bz, bw = b
-    return np.array([
-        aw * bx + ax * bw + ay * bz - az * by,
-        aw * by - ax * bz + ay * bw + az * bx,
-        aw * bz + ax * by - ay * bx + az * bw,
-        aw * bw - ax * bx - ay * by - az * bz,
-    ])
-
-
-def _quat_to_rot(qt):
-    x, y, z, w = qt
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])
-
-
-def _quat_exp(w, dt):
-    """Quaternion of the rotation by angular velocity w over dt."""
-    th = np.linalg.norm(w) * dt
-    if th < 1e-12:
-        h = 0.5 * dt * np.asarray(w)
-        q = np.array([h[0], h[1], h[2], 1.0])
-        return q / np.linalg.norm(q)
-    axis = np.asarray(w) / np.linalg.norm(w)
-    s = math.sin(0.5 * th)
-    return np.array([axis[0] * s, axis[1] * s, axis[2] * s, math.cos(0.5 * th)])
 
 
 def _ns_to_time(ns: int) -> TimeMsg:
@@ -270,7 +239,9 @@ class SimNode(Node):
 
         # compile kernels before anything is published
         t0 = time.monotonic()
-        self._accel(self.q, self.qd, np.zeros(n))
+        derivative(model, State(self.q, self.qd, *((self.base_p, self.base_q, self.base_v) if self.floating else ())),
+                   np.zeros(n), friction=self.friction, damping=self.damping,
+                   gravity=None if self.floating else self.gravity)
         if self.floating:
             try:
                 rc.base_twist_from_momentum(model, self.q, np.zeros(n), None, self.base_q)
@@ -328,75 +299,26 @@ class SimNode(Node):
         self._ready = True
 
     # ------------------------------------------------------------------ dynamics
-    def _accel(self, q, qd, tau, V=None, Q=None):
-        """Joint accelerations (and base acceleration for a floating base)."""
-        t = tau - self.damping * qd
-        if self.floating:
-            V = np.zeros(6) if V is None else V
-            Q = np.array([0.0, 0.0, 0.0, 1.0]) if Q is None else Q
-            qdd, a = rc.floating_forward_dynamics(self.model, q, qd, t, V, Q, friction=self.friction)
-            return np.asarray(qdd, dtype=float), np.asarray(a, dtype=float)
-        if self.gravity is not None:
-            return np.asarray(rc.forward_dynamics(self.model, q, qd, t, friction=self.friction,
-                                                  gravity=self.gravity), dtype=float)
-        return np.asarray(rc.forward_dynamics(self.model, q, qd, t, friction=self.friction), dtype=float)
-
     def _step(self, h):
         """Advance the state by h with the applied effort self.tau (or hold the brakes)."""
-        tau = self.tau
         if self.braked:
             self.qd[:] = 0.0
-            if self.floating:
+            if self.floating:  # the base drifts on with the momentum it has
                 self._brake_base()
-                self.base_p = self.base_p + h * (_quat_to_rot(self.base_q) @ self.base_v[:3])
-                self.base_q = _quat_mul(self.base_q, _quat_exp(self.base_v[3:], h))
+                R = quat_to_matrix(*self.base_q)
+                self.base_p = self.base_p + h * (R @ self.base_v[:3])
+                self.base_q = quat_mul(self.base_q, quat_exp(self.base_v[3:], h))
             return
-        if not self.floating:
-            q, qd = self.q, self.qd
-            if self.rk4:
-                a1 = self._accel(q, qd, tau)
-                q2, v2 = q + 0.5 * h * qd, qd + 0.5 * h * a1
-                a2 = self._accel(q2, v2, tau)
-                q3, v3 = q + 0.5 * h * v2, qd + 0.5 * h * a2
-                a3 = self._accel(q3, v3, tau)
-                q4, v4 = q + h * v3, qd + h * a3
-                a4 = self._accel(q4, v4, tau)
-                self.q = q + (h / 6.0) * (qd + 2 * v2 + 2 * v3 + v4)
-                self.qd = qd + (h / 6.0) * (a1 + 2 * a2 + 2 * a3 + a4)
-            else:
-                a = self._accel(q, qd, tau)
-                self.qd = qd + h * a
-                self.q = q + h * self.qd
-            return
-        # floating base: state (q, qd, p, Q, V)
+        s = State(self.q, self.qd, *((self.base_p, self.base_q, self.base_v) if self.floating else ()))
+        kw = dict(friction=self.friction, damping=self.damping, gravity=None if self.floating else self.gravity)
         if self.rk4:
-            def f(q, qd, Q, V):
-                Qn = Q / np.linalg.norm(Q)
-                qdd, a = self._accel(q, qd, tau, V, Qn)
-                pdot = _quat_to_rot(Qn) @ V[:3]
-                Qdot = 0.5 * _quat_mul(Qn, np.array([V[3], V[4], V[5], 0.0]))
-                return qd, qdd, pdot, Qdot, a
-
-            q, qd, P, Q, V = self.q, self.qd, self.base_p, self.base_q, self.base_v
-            k1 = f(q, qd, Q, V)
-            k2 = f(q + 0.5 * h * k1[0], qd + 0.5 * h * k1[1], Q + 0.5 * h * k1[3], V + 0.5 * h * k1[4])
-            k3 = f(q + 0.5 * h * k2[0], qd + 0.5 * h * k2[1], Q + 0.5 * h * k2[3], V + 0.5 * h * k2[4])
-            k4 = f(q + h * k3[0], qd + h * k3[1], Q + h * k3[3], V + h * k3[4])
-            comb = [(a + 2 * b + 2 * c + d) * (h / 6.0) for a, b, c, d in zip(k1, k2, k3, k4)]
-            self.q = q + comb[0]
-            self.qd = qd + comb[1]
-            self.base_p = P + comb[2]
-            Qn = Q + comb[3]
-            self.base_q = Qn / np.linalg.norm(Qn)
-            self.base_v = V + comb[4]
+            tau = self.tau
+            s = rk4_step(self.model, s, 0.0, h, lambda t, x: tau, **kw)
         else:
-            qdd, a = self._accel(self.q, self.qd, tau, self.base_v, self.base_q)
-            self.qd = self.qd + h * qdd
-            self.base_v = self.base_v + h * a
-            self.q = self.q + h * self.qd
-            self.base_p = self.base_p + h * (_quat_to_rot(self.base_q) @ self.base_v[:3])
-            self.base_q = _quat_mul(self.base_q, _quat_exp(self.base_v[3:], h))
-            self.base_q /= np.linalg.norm(self.base_q)
+            s = semi_implicit_step(self.model, s, h, self.tau, **kw)
+        self.q, self.qd = s.q, s.qd
+        if self.floating:
+            self.base_p, self.base_q, self.base_v = s.pos, s.quat, s.twist
 
     def _brake_base(self):
         """Joints braked: the base moves so that the total momentum stays zero (free floating)."""
