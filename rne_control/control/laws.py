@@ -256,10 +256,16 @@ class ControlLaw:
             return quat_to_matrix(base_state.orientation).T @ self.gravity
         return self.gravity
 
+    def _gravity_arg(self, base_state):
+        """The ``gravity`` argument for a fixed-base dynamics call: None (the fast path) when the model
+        already holds the effective gravity, else the effective gravity in base coordinates."""
+        g = self.effective_gravity(base_state)
+        return None if g is self.gravity and self._garg is None else g
+
     def hold_torque(self, q, base_state: Optional[BaseState] = None, out=None):
         """Gravity torques of configuration q, no velocity or feedback terms (stale-state hold)."""
         out = self.tau if out is None else out
-        self._g(self.model, q, gravity=self.effective_gravity(base_state), out=out)
+        self._g(self.model, q, gravity=self._gravity_arg(base_state), out=out)
         return out
 
     # ------------------------------------------------------------- compute
@@ -326,18 +332,16 @@ class ControlLaw:
         s = float(feedback_scale)
         use_vel, use_grav, _ = _MODE_TERMS[mode]
         m = self.model
-        g = self.effective_gravity(base_state)
-        zero = np.zeros(n)
         if use_grav:
-            out["gravity"][:] = self._g(m, q, gravity=g)
+            out["gravity"][:] = self._g(m, q, gravity=self._gravity_arg(base_state))
         if use_vel:
             out["coriolis"][:] = self._c(m, q, qd)
             if self.friction:
                 self._add_friction(qd, out["friction"])
-        if mode == "computed_torque":
-            out["inertial"][:] = self._id(m, q, zero, qdd_d, gravity=self._zero3, friction=False)
-            fb = s * (self.kd * (qd_d - qd) + self.kp * (q_d - q))
-            out["feedback"][:] = self._id(m, q, zero, fb, gravity=self._zero3, friction=False)
+        if mode == "computed_torque":  # M(q) (rotor inertia included) times each acceleration term
+            M = self.dyn.mass_matrix(m, q)
+            out["inertial"][:] = M @ qdd_d
+            out["feedback"][:] = M @ (s * (self.kd * (qd_d - qd) + self.kp * (q_d - q)))
         else:
             out["feedback"][:] = s * (self.hold_kp * (q_d - q) + self.hold_kd * (qd_d - qd))
         rest = total - sum(out[k] for k in SPLIT_PARTS if k != "base")

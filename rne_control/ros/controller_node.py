@@ -438,9 +438,7 @@ class ControllerNode(Node):
                 raise JointStateError("effort has %d values for %d names" % (len(msg.effort), len(msg.name)))
             self.mapper.update(msg.name, msg.position, msg.velocity, self._state_time(msg, now_ns))
         except JointStateError as e:
-            self._rejected["joint_states"] += 1
-            self.get_logger().warning("rejected /joint_states: %s (%d rejected)"
-                                      % (e, self._rejected["joint_states"]), throttle_duration_sec=2.0)
+            self._reject("joint_states", "/joint_states", e)
             return
         if self.mapper.estimating_velocity and not self._warned_velocity:
             self._warned_velocity = True
@@ -460,9 +458,7 @@ class ControllerNode(Node):
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         if not self._active:
-            self._rejected["joint_trajectory"] += 1
-            self.get_logger().warning("rejected ~/joint_trajectory: no valid joint state yet",
-                                      throttle_duration_sec=2.0)
+            self._reject("joint_trajectory", "~/joint_trajectory", "no valid joint state yet")
             return
         now = self._now()
         try:
@@ -470,28 +466,30 @@ class ControllerNode(Node):
             prep = self.traj.prepare(names, times, P, V, A)
             self.traj.set_trajectory(prep, now, start)
         except TrajectoryError as e:
-            self._rejected["joint_trajectory"] += 1
-            self.get_logger().warning("rejected ~/joint_trajectory: %s (%d rejected)"
-                                      % (e, self._rejected["joint_trajectory"]), throttle_duration_sec=2.0)
+            self._reject("joint_trajectory", "~/joint_trajectory", e)
             return
         self.get_logger().info("trajectory accepted: %d points (%s), %.3f s"
                                % (len(times), prep.kind, times[-1]), throttle_duration_sec=1.0)
+
+    def _reject(self, key, topic, reason) -> None:
+        """Count a rejected message and log why (throttled); the node keeps running."""
+        self._rejected[key] += 1
+        self.get_logger().warning("rejected %s: %s (%d rejected)" % (topic, reason, self._rejected[key]),
+                                  throttle_duration_sec=2.0)
 
     def _on_odometry(self, msg: Odometry) -> None:
         try:
             quat, twist = odometry_fields(msg)
             self.base_state.set_odometry(quat, twist)
         except ValueError as e:
-            self._rejected["base_odometry"] += 1
-            self.get_logger().warning("rejected base_odometry: %s" % e, throttle_duration_sec=2.0)
+            self._reject("base_odometry", "base_odometry", e)
 
     def _on_accel(self, msg: AccelStamped) -> None:
         try:
             lin, ang = accel_fields(msg)
             self.base_state.set_classical_accel(lin, ang)
         except ValueError as e:
-            self._rejected["base_accel"] += 1
-            self.get_logger().warning("rejected base_accel: %s" % e, throttle_duration_sec=2.0)
+            self._reject("base_accel", "base_accel", e)
 
     # ------------------------------------------------------------ the loop
     def _drain_joint_states(self) -> bool:
