@@ -1,0 +1,133 @@
+"""The one interface a control law and the ROS nodes use, whatever the kind of model.
+
+Every kind of robot model (a tree on a fixed, moving or free-floating base, a closed-loop robot, a
+parallel platform, a robot with elastic joints) is wrapped in a :class:`Plant`. The control law and the
+nodes talk only to this interface, so they never branch on the kind of model.
+
+Coordinates
+-----------
+- ``joint_names`` (N): the *controlled coordinates*: the actuated joints whose torques/forces the law
+  returns and the node publishes (active joints of a closed loop, rigid joints of an elastic robot, the
+  six legs of a Gough-Stewart platform, all movable joints of a tree).
+- ``state_names``: every joint the plant reads from ``/joint_states``, in a fixed order. The first N are
+  ``joint_names``; ``required_names`` (a superset of ``joint_names``) must be measured and fresh (e.g.
+  elastic joints, measured by link-side encoders); the others are optional (passive joints of a loop,
+  which warm-start the loop solve and are checked against it; uncontrolled tree joints).
+
+State
+-----
+:meth:`Plant.set_state` takes positions and velocities in ``state_names`` order, with NaN for an
+optional joint that was not measured, and completes the state (closes the loops, solves the platform's
+forward kinematics, ...). It raises :class:`StateError` (a ValueError naming the joint) when the
+measurement is inconsistent: the node then rejects that joint state. The dynamics methods below act at
+the state last set.
+
+Units are SI (rad, m, N m, N); torques and accelerations are in ``joint_names`` order.
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import numpy as np
+
+
+class StateError(ValueError):
+    """A measured state the plant cannot accept (a loop that does not close, a missing elastic joint)."""
+
+
+class Plant:
+    """Abstract plant. Subclasses set the attributes in ``__init__`` and implement the methods."""
+
+    kind = "abstract"           # for log messages only: never branch on it
+    name: str = ""
+    joint_names: tuple = ()     # controlled coordinates, output order (N)
+    state_names: tuple = ()     # joints read from /joint_states; joint_names first
+    required_names: tuple = ()  # joints that must be measured (joint_names and e.g. elastic joints)
+    effort_limits: np.ndarray   # (N,) N m or N, inf where unknown
+    velocity_limits: np.ndarray  # (N,)
+    position_limits: np.ndarray  # (N, 2)
+    link_names: tuple = ()      # links a payload may be attached to
+    bases: tuple = ("fixed",)   # base models this plant supports (``set_base``)
+
+    @property
+    def n(self) -> int:
+        return len(self.joint_names)
+
+    # ------------------------------------------------------------ run-time settings
+    def set_gravity(self, gravity: Optional[Sequence[float]]) -> None:
+        """Gravity (m/s^2, world frame); None restores the model's own."""
+        raise NotImplementedError
+
+    def set_payload(self, link: Optional[str], mass: float = 0.0, com=(0.0, 0.0, 0.0),
+                    inertia=(0.0,) * 6) -> None:
+        """A rigid payload on ``link`` (kg; m in the link frame; ixx iyy izz ixy ixz iyz about its COM);
+        ``link=None`` removes it. Atomic: the dynamics see the old or the new payload, never a mixture."""
+        raise NotImplementedError
+
+    def set_base(self, base: str, base_state=None) -> None:
+        """``fixed`` | ``moving`` | ``free_floating`` (one of ``bases``), with the measured base state
+        (:class:`rne_control.control.laws.BaseState`) that the moving and free-floating models read."""
+        if base not in self.bases:
+            raise ValueError("base %r is not available for the %s model %r (available: %s)"
+                             % (base, self.kind, self.name, ", ".join(self.bases)))
+
+    # ------------------------------------------------------------ state
+    def set_state(self, q: np.ndarray, qd: np.ndarray) -> None:
+        """Positions and velocities in ``state_names`` order (NaN: optional joint not measured)."""
+        raise NotImplementedError
+
+    @property
+    def q(self) -> np.ndarray:
+        """Controlled-coordinate positions (N,) of the state last set."""
+        raise NotImplementedError
+
+    @property
+    def qd(self) -> np.ndarray:
+        """Controlled-coordinate velocities (N,) of the state last set."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ dynamics at the state last set
+    def inverse_dynamics(self, qdd: np.ndarray, friction: bool, out: np.ndarray) -> np.ndarray:
+        """Torques (N,) that produce the controlled accelerations ``qdd`` (N,), gravity and velocity terms
+        included, into ``out``; with ``friction`` the model's joint friction is added."""
+        raise NotImplementedError
+
+    def gravity_torques(self, out: np.ndarray) -> np.ndarray:
+        """Torques (N,) that hold the plant still against gravity at the current positions."""
+        raise NotImplementedError
+
+    def coriolis_torques(self, out: np.ndarray) -> np.ndarray:
+        """Velocity-product torques (N,) at the current state: no gravity, acceleration or friction."""
+        raise NotImplementedError
+
+    def friction_torques(self, out: np.ndarray) -> np.ndarray:
+        """The model's friction Fs sign(qd) + Fv qd (N,) at the current velocities (zeros without)."""
+        raise NotImplementedError
+
+    def mass_matrix(self) -> np.ndarray:
+        """Inertia matrix (N, N) in controlled coordinates (symmetric positive definite)."""
+        raise NotImplementedError
+
+    def forward_dynamics(self, tau: np.ndarray) -> np.ndarray:
+        """Controlled accelerations (N,) under the torques ``tau`` (N,) at the state last set, friction
+        included."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ simulation (rne_sim)
+    # ``sim_names``: the coordinates rne_sim integrates (joint_names, plus e.g. the elastic joints).
+    sim_names: tuple = ()
+
+    def sim_acceleration(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        """Accelerations in ``sim_names`` order at (q, qd) (``sim_names`` order) under the actuator
+        torques ``tau`` (``joint_names`` order), friction, springs and dampers included."""
+        raise NotImplementedError
+
+    def sim_joint_states(self, q: np.ndarray, qd: np.ndarray):
+        """(names, positions, velocities) of every joint a driver would publish, from the simulated
+        state (e.g. the passive joints of a loop, solved for)."""
+        raise NotImplementedError
+
+    def extra_state(self) -> dict:
+        """Named arrays beyond the controlled coordinates for ``~/controller_state`` (e.g. elastic
+        deflections); empty by default."""
+        return {}
