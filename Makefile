@@ -3,19 +3,23 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat setup.py | md5sum | cut -c1-8)
 
-.PHONY: test bench bench-loop demo install clean
+.PHONY: test bench bench-loop demo install interfaces soak clean
 
 $(VPY):
 	$(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 
 $(STAMP): $(VPY) setup.py
-	$(VPY) -m pip install -q -e '.[test,ros,colcon]'
+	$(VPY) -m pip install -q -e '.[test,ros,colcon,interfaces]'
 	touch $(STAMP)
 
 install: $(STAMP)
 
-test: $(STAMP)
+# the test-only control_msgs interfaces, built once into build/interfaces/ (about 2 min) and reused
+interfaces: $(STAMP)
+	$(VPY) test/interfaces/build.py
+
+test: $(STAMP) interfaces
 	$(VPY) -m pytest -q
 
 bench: $(STAMP)
