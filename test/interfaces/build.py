@@ -92,6 +92,8 @@ def make_shadow(prefix: Path) -> list:
     if SHADOW.exists():
         shutil.rmtree(SHADOW)
     (SHADOW / "share").mkdir(parents=True)
+    # a colcon build of a workspace holding this checkout must not take the shadow's packages
+    (BASE / "COLCON_IGNORE").touch()
     for name in ("lib", "include"):
         os.symlink(prefix / name, SHADOW / name)
     fixed = []
