@@ -29,6 +29,10 @@ bench: $(STAMP)
 bench-loop: $(STAMP)
 	$(VPY) bench/bench_loop.py
 
+# 10 minutes at 1 kHz with trajectories, parameter changes and rne_sim restarts (bench/soak.py --minutes N)
+soak: $(STAMP) interfaces
+	$(VPY) bench/soak.py
+
 demo: $(STAMP)
 	$(VENV)/bin/rne_demo
 
