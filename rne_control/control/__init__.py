@@ -6,6 +6,7 @@ from .laws import (BASES, BASE_VELOCITY_SOURCES, MODES, SPLIT_PARTS, BaseState, 
                    default_gains, quat_to_matrix)
 from .limits import EffortLimiter, check_limits
 from .ramp import OffsetRamp, Ramp
+from .tolerances import GoalTracker, Tolerances, resolve_tolerance
 from .trajectory import PreparedTrajectory, TrajectoryError, TrajectoryGenerator
 from .watchdog import FRESH, NO_STATE, ON_STALE, STALE, Watchdog
 
@@ -13,4 +14,5 @@ __all__ = [
     "BASES", "BASE_VELOCITY_SOURCES", "MODES", "SPLIT_PARTS", "BaseState", "ControlLaw", "default_gains",
     "quat_to_matrix", "EffortLimiter", "check_limits", "OffsetRamp", "Ramp", "PreparedTrajectory",
     "TrajectoryError", "TrajectoryGenerator", "FRESH", "NO_STATE", "ON_STALE", "STALE", "Watchdog",
+    "GoalTracker", "Tolerances", "resolve_tolerance",
 ]
