@@ -208,7 +208,8 @@ def test_goal_tracks_succeeds_with_feedback(rig):
                                    atol=1e-12)
         np.testing.assert_allclose(fb.error.velocities, np.array(fb.desired.velocities) - fb.actual.velocities,
                                    atol=1e-12)
-        assert fb.index == bisect_right(times, tfs + 1e-9) and 0 <= fb.index <= len(times)
+        # (a cycle can fall on a point's time: either side of it, within rounding, is right)
+        assert bisect_right(times, tfs - 1e-6) <= fb.index <= bisect_right(times, tfs + 1e-6), (fb.index, tfs)
         moving += 0 < fb.index < len(times)
     assert moving >= 1
     assert [fb.index for fb in feedback] == sorted(fb.index for fb in feedback)
