@@ -262,7 +262,7 @@ class ProcessLauncher:
         params: overrides, written to an extra parameter file (typed like YAML);
         node_name: ``-r __node:=name``; remap: {from: to}; args: extra program arguments;
         interfaces: give the process the control_msgs built in build/interfaces/ (if built), as
-        ``source install/setup.bash`` would.
+        ``source install/setup.bash`` would (False: not that copy; one in the environment still applies).
         """
         self._count += 1
         tag = log_name or f"{executable}_{self._count}"
