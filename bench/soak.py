@@ -198,7 +198,9 @@ def run(args) -> int:
         ctl_argv = console("rne_controller") + ros_args
     else:
         ctl_argv = [sys.executable, str(Path(__file__).resolve()), "--controller-node", "--trace-out", str(trace_out),
-                    "--trace-start", str(window0 + 5.0), "--"] + ros_args
+                    # the first snapshot (it holds every trace, tens of MB) before the RSS window opens; the
+                    # soak's clock starts after the controller's start-up, so this is earlier still
+                    "--trace-start", str(max(5.0, window0 - 15.0)), "--"] + ros_args
     ctl = Proc("rne_controller", ctl_argv, tmp)
     base_json = tmp / "baseline.json"
     base = Proc("baseline", [sys.executable, str(HERE / "bench_loop.py"), "--baseline-node", "--rate", str(args.rate),
@@ -413,8 +415,8 @@ def run(args) -> int:
     print("  slope over %.1f-%.1f min: %.1f kB/min (%d samples)" % (window0 / 60, wall / 60, slope, len(win)))
     if trace_out.exists():
         tr = json.loads(trace_out.read_text())
-        print("tracemalloc, from %.0f s to the end (%.0f s): %+.1f kB in all; top allocation differences:"
-              % (window0 + 5.0, tr["seconds"], tr["total_diff"] / 1024))
+        print("tracemalloc, over the last %.0f s of the controller: %+.1f kB in all; top allocation differences:"
+              % (tr["seconds"], tr["total_diff"] / 1024))
         for s in tr["top"][:10]:
             where = s["where"].replace(str(REPO) + "/", "").replace(sys.prefix + "/", "")
             print("  %+9.1f kB %+7d blocks  %s" % (s["size_diff"] / 1024, s["count_diff"], where))
