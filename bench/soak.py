@@ -234,12 +234,25 @@ def run(args) -> int:
             base_t[nbase[0]] = time.perf_counter()
             nbase[0] += 1
 
+    js_t = np.zeros(cap)
+    njs = [0]
+
     def on_js(m):
-        last_js[0] = np.array(m.position[:n])
+        q = np.array(m.position[:n])
+        last_js[0] = q
+        if recording[0] and njs[0] < cap and np.all(np.isfinite(q)) and np.all(np.isfinite(m.velocity)):
+            js_t[njs[0]] = time.perf_counter()      # the valid states, as the controller counts them
+            njs[0] += 1
+
+    from rne_control.ros.conversions import STATE_FIELDS
 
     def on_state(m):
-        if not np.all(np.isfinite(m.data)):
+        d = np.asarray(m.data)
+        if not np.all(np.isfinite(d)):
             nonfinite["controller_state"] += 1
+            for f in np.flatnonzero(~np.all(np.isfinite(d.reshape(len(STATE_FIELDS), -1)), axis=1)):
+                key = "controller_state." + STATE_FIELDS[f]
+                nonfinite[key] = nonfinite.get(key, 0) + 1
 
     def on_diag(m):
         for st in m.status:
@@ -287,8 +300,10 @@ def run(args) -> int:
         ("gains", {"kp": [64.0] * n, "kd": [16.0] * n}),
         ("payload", {"payload_link": "arm7_link7", "payload_mass": 1.0, "payload_com": [0.0, 0.0, 0.05],
                      "payload_inertia": [1e-3, 1e-3, 1e-3, 0.0, 0.0, 0.0]}),
-        # a PD scaled to each joint's inertia (omega = 10 rad/s, critically damped), as computed torque's
-        ("mode", {"mode": "gravity_coriolis", "hold_kp": (100.0 * m_diag).tolist(), "hold_kd": (20.0 * m_diag).tolist()}),
+        # a soft PD scaled to each joint's inertia (omega = 4 rad/s, critically damped): being diagonal, it
+        # does not decouple the joints as computed torque does, and stiffer ones go unstable here once the
+        # commands come late (seen with omega = 10 on a saturated machine)
+        ("mode", {"mode": "gravity_coriolis", "hold_kp": (16.0 * m_diag).tolist(), "hold_kd": (8.0 * m_diag).tolist()}),
         ("mode", {"mode": "computed_torque"}),
         ("gains", {"kp": kp0, "kd": kd0}),
         ("payload", {"payload_mass": 0.0, "payload_link": ""}),
@@ -330,6 +345,7 @@ def run(args) -> int:
             time.sleep(0.05)
         ncmd[0] = 0
         nbase[0] = 0
+        njs[0] = 0
         print("[soak] running after %.1f s" % (time.monotonic() - t0), flush=True)
         start = time.perf_counter()
         t_next = {"traj": 0.5, "param": 5.0, "restart": 60.0, "sample": 0.0}
@@ -441,11 +457,18 @@ def run(args) -> int:
     print("stale events: %d (restarts: %d)" % (stale, restarts))
     print("rejected messages: %d (%s)" % (rejected, ", ".join("%s %s" % (k[9:], v) for k, v in diag_end.items()
                                                              if k.startswith("rejected_") and v != "0")))
-    print("recoveries logged as ramping in: %d of %d restarts" % (recovered, restarts))
+    print("recoveries logged as ramping in: %d, for %d stale events" % (recovered, stale))
     # command steps outside ramps and stale periods
     windows = [(t - start, t - start + ramp_time + RAMP_MARGIN) for t, _, _ in events["param"]]
     for a, b in zip(events["restart_stop"], events["restart_start"] + [math.inf]):
         windows.append((a - start - 0.1, b - start + 3.0 + ramp_time))   # stale, restart, recovery ramp
+    # any other stale period: valid joint states more than state_timeout apart, and its recovery ramp
+    state_timeout = float(cp.get("state_timeout", 0.05))
+    J = js_t[:njs[0]] - start
+    gaps = np.flatnonzero(np.diff(J) > state_timeout) if len(J) > 1 else []
+    for g in gaps:
+        windows.append((J[g], J[g + 1] + ramp_time + RAMP_MARGIN))
+    print("stale periods seen at the monitor (valid joint states > %.3f s apart): %d" % (state_timeout, len(gaps)))
     steps = np.abs(np.diff(U, axis=0)) if len(U) > 1 else np.zeros((0, n))
     inside = np.zeros(len(steps), dtype=bool)
     for a, b in windows:
@@ -458,13 +481,15 @@ def run(args) -> int:
         print("worst command step outside ramps and stale periods: %.3f N m (joint %s at %.2f s); "
               "inside them: %.3f N m" % (worst, joints[j], T[k + 1], float(steps[inside].max()) if inside.any() else 0))
     nf = int(np.sum(~np.isfinite(U)))
-    print("non-finite values published: %d in commands, %d controller_state messages with one"
-          % (nf, nonfinite["controller_state"]))
+    print("non-finite values published: %d in commands, %d controller_state messages with one%s"
+          % (nf, nonfinite["controller_state"], "".join(" (%s: %d)" % (k[17:], v) for k, v in nonfinite.items()
+                                                        if k.startswith("controller_state."))))
     print("exit codes: %s" % rcs)
     print()
     goals = [("controller memory slope < 100 kB/min over minutes 2-10", slope < 100.0),
              ("no non-finite value", nf == 0 and nonfinite["controller_state"] == 0),
-             ("every restart recovered with a ramp", recovered == restarts and stale == restarts),
+             ("one stale event per restart", stale == restarts),
+             ("every stale event (restarts included) recovered with a ramp", recovered >= stale),
              ("no rejected message", rejected == 0)]
     print("goals:")
     for g, ok in goals:
