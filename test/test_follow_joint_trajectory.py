@@ -165,6 +165,13 @@ def test_interface_definitions_match_control_msgs_6_8_0():
     assert (FJT.Result.SUCCESSFUL, FJT.Result.INVALID_GOAL, FJT.Result.INVALID_JOINTS, FJT.Result.OLD_HEADER_TIMESTAMP,
             FJT.Result.PATH_TOLERANCE_VIOLATED, FJT.Result.GOAL_TOLERANCE_VIOLATED) == (0, -1, -2, -3, -4, -5)
     from control_msgs.msg import JointComponentTolerance, JointTolerance
+    # this build's type hash of the unchanged JointTolerance equals the one other ROS 2 builds of
+    # control_msgs generate (as published in a colcon build tree of control_msgs on GitHub)
+    import json
+    share = ros_util._interfaces_build().INSTALL / "share" / "control_msgs"
+    desc = json.loads((share / "msg" / "JointTolerance.json").read_text())
+    assert desc["type_hashes"][0]["hash_string"] == \
+        "RIHS01_c254f9cece0f3b733017b6990fd46d1326e25242d6b8844398c97d9a88e7d648"
     assert JointTolerance.get_fields_and_field_types() == {
         "name": "string", "position": "double", "velocity": "double", "acceleration": "double"}
     assert list(JointComponentTolerance.get_fields_and_field_types()) == [
