@@ -37,7 +37,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
-from bench_loop import LATE, Proc, console, period_stats, proc_stat  # noqa: E402
+from bench_loop import Proc, console, period_stats, proc_stat  # noqa: E402
 
 RAMP_MARGIN = 0.05      # s added to ramp windows (the change applies at the next cycle; arrival jitter)
 

@@ -10,7 +10,6 @@ test starts from wherever the previous one left the arm. Numbers are checked aga
 reference the goals are sampled from, against the recorded joint states, and against JTC's rules.
 """
 import math
-import time
 from bisect import bisect_right
 
 import numpy as np
