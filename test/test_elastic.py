@@ -416,3 +416,17 @@ def test_bad_call_arguments_name_the_field():
         rc.elastic_inverse_dynamics(m, qn, q, np.zeros(7))
     with pytest.raises(rc.InputError, match="'q' has 7 entries, expected 14"):
         rc.elastic_inverse_dynamics(m, np.zeros(7), q, np.zeros(7))
+
+
+def test_arm7_elastic_without_deflection_is_arm7_with_rotors():
+    """The shipped arm7_elastic at zero deflection, the links moving with the gear outputs, needs the
+    torques of config/arm7.yaml plus Ia qdd (and the deflection joints carry arm7's joint torques)."""
+    m, arm7 = rc.load_dh(ARM7_ELASTIC), rc.load_dh(ROOT / "config/arm7.yaml")
+    r, e = m.rigid_index, m.elastic_index
+    Ia = np.array([0.3] * 4 + [0.1] * 3)
+    for q7, qd7, qdd7 in samples(arm7, count=3, seed=23):
+        q, qd, qdd = np.zeros(14), np.zeros(14), np.zeros(14)
+        q[r], qd[r], qdd[r] = q7, qd7, qdd7
+        tau = rc.inverse_dynamics(m, q, qd, qdd)
+        np.testing.assert_allclose(tau[r], rc.inverse_dynamics(arm7, q7, qd7, qdd7) + Ia * qdd7, rtol=1e-10, atol=1e-9)
+        np.testing.assert_allclose(tau[e], rc.inverse_dynamics(arm7, q7, qd7, qdd7), rtol=1e-10, atol=1e-9)
