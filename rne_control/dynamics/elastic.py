@@ -72,13 +72,11 @@ def joint_inputs(tree, q, qd, x_rigid, x):
 
 
 @inline
-def mat_vec_add(M, x, out):
-    """out += M x for a row-major 6x6 M."""
+def add_K_gamma(K, gamma, out):
+    """out += K gamma for a row-major 6x6 K. gamma = v x S qd has no component 2 or 5 for either joint type
+    (S is e_3 or e_6), so those columns are skipped."""
     for r in range(6):
-        acc = 0.0
-        for c in range(6):
-            acc += M[6 * r + c] * x[c]
-        out[r] += acc
+        out[r] += K[6 * r] * gamma[0] + K[6 * r + 1] * gamma[1] + K[6 * r + 3] * gamma[3] + K[6 * r + 4] * gamma[4]
 
 
 @jit
@@ -112,7 +110,7 @@ def elastic_rnea(tree, dyn, q, qd, qdd_r, f_ext, flags, tau_r, qdd_p, ws, scratc
             Kj = J                                                # K = J*                          (75)
             for r in range(6):                                    # alpha = K gamma + J* a qdd - beta*  (76)
                 alpha[r] = pA[r] + U[r] * x[k]
-            mat_vec_add(Kj, gamma, alpha)
+            add_K_gamma(Kj, gamma, alpha)
             ws[i, 79] = alpha[s]
         else:
             H = U[s] + tree[i, IA]                                # H = a^T J* a + Ia               (72)
@@ -129,7 +127,7 @@ def elastic_rnea(tree, dyn, q, qd, qdd_r, f_ext, flags, tau_r, qdd_p, ws, scratc
                     Kj[6 * r + c] = J[6 * r + c] - U[r] * invH * U[c]
             for r in range(6):                                    # alpha = K gamma + J* a H^-1 u - beta*  (74)
                 alpha[r] = pA[r] + U[r] * invH * u
-            mat_vec_add(Kj, gamma, alpha)
+            add_K_gamma(Kj, gamma, alpha)
         if p >= 0:
             add_xT_force(ws[i, 0:12], alpha, ws[p, 24:30])       # beta*_i -= T^T alpha            (77)
             add_xT_M_x(ws[i, 0:12], Kj, ws[p, 36:72], scratch)   # J*_i += T^T K T                 (78)

@@ -87,7 +87,8 @@ def elastic_inverse_dynamics(model, q, qd, qdd_rigid, f_ext=None, gravity=None, 
     flags = FRICTION if friction else 0
     if f_ext is None and gravity is None:
         try:
-            tau, qdd = _empty(len(model.rigid_index)), _empty(len(model.unactuated_index))
+            n_r, n_u = model._split_sizes
+            tau, qdd = _empty(n_r), _empty(n_u)
             st = _id_one(model._K, q, qd, qdd_rigid, flags, tau, qdd)
         except TypeError:
             pass

@@ -125,6 +125,7 @@ class Model:
         self.elastic_stiffness = _readonly(cols[self.elastic_index, 1])
         self.elastic_rest_position = _readonly(cols[self.elastic_index, 2])
         self.elastic_damping = _readonly(cols[self.elastic_index, 3])
+        self._split_sizes = (len(self.rigid_index), len(self.unactuated_index))
 
     @property
     def dyn(self):
