@@ -27,8 +27,10 @@ iii) forward, j = 1..n, from the base's V0' = -g:
 
 In Featherstone's notation, used by the kernels (aba.py): jT_i is X_j (parent to body coordinates),
 a_j is S_j, J*_j the articulated inertia I^A_j, beta*_j = -p^A_j, gamma_j = c_j, V'_j = a_j and
-J*_j a_j = U_j. Since K_j = J*_j is symmetric at a rigid joint, a_j^T f_j in (82) is
-U_j^T (X_j a_i) + a_j^T alpha_j: the pass stores only U_j and the scalar a_j^T alpha_j per rigid joint.
+J*_j a_j = U_j. Khalil prints the transform in (79)-(81) as jT_i^T; it is the jT_i of (14), which
+maps the antecedent's acceleration into frame j (x_motion). Since K_j = J*_j is symmetric at a rigid
+joint, a_j^T f_j in (82) is U_j^T (X_j a_i) + a_j^T alpha_j: the pass stores only U_j and the scalar
+a_j^T alpha_j per rigid joint. The Ia_j in (72) is (36)'s rotor term (zero for a virtual elastic joint).
 """
 import numpy as np
 
