@@ -9,6 +9,7 @@ Each function takes single samples, or stacked ones ((N, ·), unstacked inputs b
 rigid functions; the ``try`` is the fast path, the ``except TypeError`` the checked path (calls.py).
 The elastic damper -D qd is part of the joint and always acts; ``friction=False`` removes only the
 Coulomb and viscous friction Fs sign(qd) + Fv qd (which, with ``friction=True``, acts at every joint).
+On a floating-base model these functions hold the base fixed, like the tree functions of api.py.
 """
 import numpy as np
 
