@@ -382,6 +382,8 @@ def _doc_with(key_value, link=1):
     ({"elastic": 100.0}, ["links[1]", "mapping"]),
     ({"elastic": {"stiffness": 10.0}, "actuated": True}, ["joint2", "actuated"]),
     ({"actuated": "no"}, ["links[1]", "actuated"]),
+    ({"joint": "fixed", "elastic": {"stiffness": 1.0}}, ["links[1]", "fixed joint"]),
+    ({"joint": "fixed", "actuated": False}, ["links[1]", "fixed joint"]),
 ])
 def test_bad_yaml(value, words):
     with pytest.raises(rc.ModelError) as exc:
