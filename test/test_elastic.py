@@ -429,10 +429,12 @@ def test_bad_call_arguments_name_the_field():
         rc.elastic_inverse_dynamics(m, np.zeros(7), q, np.zeros(7))
 
 
-def test_arm7_elastic_without_deflection_is_arm7_with_rotors():
-    """The shipped arm7_elastic at zero deflection, the links moving with the gear outputs, needs the
-    torques of config/arm7.yaml plus Ia qdd (and the deflection joints carry arm7's joint torques)."""
-    m, arm7 = rc.load_dh(ARM7_ELASTIC), rc.load_dh(ROOT / "config/arm7.yaml")
+@pytest.mark.parametrize("name", ["arm7_elastic", "arm7_sea"])
+def test_arm7_elastic_without_deflection_is_arm7_with_rotors(name):
+    """The shipped arm7_elastic (and arm7_sea) at zero deflection, the links moving with the gear outputs,
+    needs the torques of config/arm7.yaml plus Ia qdd (and the deflection joints carry arm7's torques)."""
+    m, arm7 = rc.load_dh(ROOT / f"config/{name}.yaml"), rc.load_dh(ROOT / "config/arm7.yaml")
+    assert m.joint_names == load("arm7_elastic").joint_names
     r, e = m.rigid_index, m.elastic_index
     Ia = np.array([0.3] * 4 + [0.1] * 3)
     for q7, qd7, qdd7 in samples(arm7, count=3, seed=23):
