@@ -25,6 +25,7 @@ test: $(STAMP) interfaces
 bench: $(STAMP)
 	$(VPY) bench/bench_dynamics.py
 	$(VPY) bench/bench_floating.py
+	$(VPY) bench/bench_elastic.py
 
 bench-loop: $(STAMP)
 	$(VPY) bench/bench_loop.py

@@ -1,9 +1,12 @@
 """Dynamics algorithms on a Model: RNE, gravity, Coriolis, CRBA, ABA, and the floating-base models."""
 from .api import coriolis_torques, forward_dynamics, gravity_torques, inverse_dynamics, mass_matrix
 from .calls import SingularMassMatrixError
+from .elastic_api import (elastic_coriolis_torques, elastic_forward_dynamics, elastic_gravity_torques,
+                          elastic_inverse_dynamics)
 from .floating_api import (base_twist_from_momentum, floating_forward_dynamics, free_floating_inverse_dynamics,
                            moving_base_inverse_dynamics)
 
 __all__ = ["inverse_dynamics", "gravity_torques", "coriolis_torques", "mass_matrix", "forward_dynamics",
            "SingularMassMatrixError", "moving_base_inverse_dynamics", "free_floating_inverse_dynamics",
-           "base_twist_from_momentum", "floating_forward_dynamics"]
+           "base_twist_from_momentum", "floating_forward_dynamics", "elastic_inverse_dynamics",
+           "elastic_forward_dynamics", "elastic_gravity_torques", "elastic_coriolis_torques"]

@@ -5,13 +5,14 @@ import os
 import numpy as np
 import yaml
 
+from .elastic import actuated_flag, elastic_spec
 from .errors import ModelError
 from .model import Link, build_model
 from .spatial import inertia_matrix, rot_x, rot_z, transform
 
 TOP_KEYS = {"name", "convention", "gravity", "links", "base", "base_link"}
 LINK_KEYS = {"name", "joint_name", "joint", "mass", "com", "inertia", "rotor_inertia", "coulomb", "viscous",
-             "effort_limit", "velocity_limit", "lower_limit", "upper_limit"}
+             "effort_limit", "velocity_limit", "lower_limit", "upper_limit", "elastic", "actuated"}
 GEOMETRY = {"standard": {"a", "alpha", "d", "theta"},
             "modified": {"parent", "gamma", "b", "alpha", "d", "theta", "r"}}
 INERTIA_KEYS = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
@@ -76,6 +77,10 @@ def load_dh(path_or_dict, floating_base=None, joints=None, locked=None):
     prismatic ones to d (standard) or r (modified). Lengths in m, angles in rad, masses in kg,
     inertias in kg m^2 about the COM in link-frame axes. ``floating_base``: None lets the file decide
     (``base: floating``), True/False overrides. Unknown keys raise :class:`ModelError`.
+
+    Lumped elasticity (Khalil §6): a link's ``elastic: {stiffness, rest_position, damping}`` makes its
+    joint elastic (passive, torque -K (q - q0) - D qd); ``actuated: false`` alone makes it a free
+    passive joint (zero torque). See :mod:`rne_control.model.elastic`.
     """
     if isinstance(path_or_dict, dict):
         doc, src = path_or_dict, "<dict>"
@@ -117,6 +122,7 @@ def load_dh(path_or_dict, floating_base=None, joints=None, locked=None):
     base_name = str(base_doc.get("name", "base"))
     links = [Link(base_name, inertial=_inertial(base_doc, f"{src}: base_link") if base_doc else None)]
     names = [base_name]
+    elastic, actuated = {}, {}
     allowed = LINK_KEYS | GEOMETRY[conv]
     for i, e in enumerate(entries, start=1):
         where = f"{src}: links[{i - 1}]"
@@ -155,10 +161,21 @@ def load_dh(path_or_dict, floating_base=None, joints=None, locked=None):
             velocity=_num(e, "velocity_limit", where, np.inf), lower=_num(e, "lower_limit", where, -np.inf),
             upper=_num(e, "upper_limit", where, np.inf)))
         names.append(name)
+        _passive_keys(e, where, jt, links[-1].joint_name, elastic, actuated)
     if len(set(names)) != len(names):
         raise ModelError(f"{src}: duplicate link names")
     gravity = doc.get("gravity")
     if gravity is not None:
         gravity = _vec3(doc, "gravity", src)
     return build_model(str(doc.get("name", "robot")), links, joints=joints, locked=locked, gravity=gravity,
-                       floating_base=floating_base)
+                       floating_base=floating_base, elastic=elastic, actuated=actuated)
+
+
+def _passive_keys(e, where, jt, joint, elastic, actuated):
+    """A link's ``elastic`` and ``actuated`` keys into the maps that build_model takes."""
+    if "actuated" in e:
+        actuated[joint] = actuated_flag(e["actuated"], where)
+    if "elastic" in e:
+        elastic[joint] = elastic_spec(e["elastic"], where)
+    if jt == "fixed" and ("elastic" in e or not actuated.get(joint, True)):
+        raise ModelError(f"{where}: a fixed joint cannot be elastic or passive")
