@@ -8,7 +8,9 @@ joint_trajectory_controller (JTC, Kilted), so that MoveIt can drive ``rne_contro
   :class:`~rne_control.control.trajectory.TrajectoryGenerator`: names, lengths, times, finite values,
   an end in the past) and its tolerances (:meth:`~rne_control.control.tolerances.Tolerances.for_goal`);
   an invalid one is rejected (GoalResponse.REJECT) with the reason logged, and the running goal
-  continues. A goal with a ``multi_dof_trajectory`` is rejected too (no multi-DOF joints here).
+  continues. A goal with a ``multi_dof_trajectory`` is rejected too (no multi-DOF joints here). A goal
+  tolerance below 0 other than -1, or naming a joint that is not controlled, makes the goal invalid
+  (Kilted's JTC accepts such a goal and uses its default tolerances instead).
 * **Preemption.** An accepted goal aborts the running one with INVALID_GOAL, "Current goal preempted by
   new incoming action.". A trajectory accepted on ``~/joint_trajectory`` aborts it the same way
   (JTC keeps the goal running: a deliberate deviation, so that a goal never reports on a motion it no
@@ -24,13 +26,11 @@ joint_trajectory_controller (JTC, Kilted), so that MoveIt can drive ``rne_contro
 
 Parameters (JTC's names and defaults; the tolerances are read when a goal is accepted):
 
-====================================  ======  =======  ============================================
-``action_monitor_rate``               double  20.0     Hz, feedback rate (read at start)
-``constraints.goal_time``             double  0.0      s after the end to reach the goal tolerance (0: no limit)
-``constraints.stopped_velocity_tolerance``  double  0.01  goal velocity tolerance of every joint
-``constraints.<joint>.trajectory``    double  0.0      path position tolerance (0: not checked)
-``constraints.<joint>.goal``          double  0.0      goal position tolerance (0: not checked)
-====================================  ======  =======  ============================================
+* ``action_monitor_rate`` (double, 20.0): Hz, feedback rate (read at start);
+* ``constraints.goal_time`` (double, 0.0): s after the end to reach the goal tolerance (0: no limit);
+* ``constraints.stopped_velocity_tolerance`` (double, 0.01): goal velocity tolerance of every joint;
+* ``constraints.<joint>.trajectory`` (double, 0.0): path position tolerance (0: not checked);
+* ``constraints.<joint>.goal`` (double, 0.0): goal position tolerance (0: not checked).
 
 Threading: the action server and the feedback timer are in the node's default (mutually exclusive)
 callback group, with the control cycle, because they read and replace the node's trajectory; each of
