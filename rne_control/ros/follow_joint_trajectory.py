@@ -62,6 +62,10 @@ except ImportError:  # not installed: the node runs without the action
     FollowJointTrajectory = None
 
 ACTION = "follow_joint_trajectory"
+# s a finished goal's result stays available to late result requests (rcl's default, which JTC keeps, is
+# 15 min: each goal's handle then holds about 4 kB for that long, a growth a long run at a goal every few
+# seconds shows; clients such as MoveIt ask for the result as soon as the goal is accepted)
+RESULT_TIMEOUT = 60
 # how a goal ends
 SUCCEED, ABORT, CANCEL = "succeeded", "aborted", "canceled"
 INVALID_GOAL = -1
@@ -137,7 +141,8 @@ class FollowJointTrajectoryServer:
         self._rejected.setdefault(ACTION, 0)
         self._server = ActionServer(node, FollowJointTrajectory, "%s/%s" % (node.get_name(), ACTION),
                                     execute_callback=self._execute, goal_callback=self._on_goal,
-                                    handle_accepted_callback=self._on_accepted, cancel_callback=self._on_cancel)
+                                    handle_accepted_callback=self._on_accepted, cancel_callback=self._on_cancel,
+                                    result_timeout=RESULT_TIMEOUT)
         rate = float(node.params.get("action_monitor_rate"))
         self._monitor = node.create_timer(1.0 / rate, self._on_monitor, clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._monitor.cancel()
