@@ -182,7 +182,7 @@ def test_goal_tracks_succeeds_with_feedback(rig):
     q0 = rig.q()
     amp = np.array([0.3, -0.2, 0.25, 0.4, -0.3, 0.5])
     T = 1.5
-    t_start = rig.now() + 0.2
+    t_start = rig.now() + 1.0          # received before it starts, so the desired motion is exactly min-jerk
     goal = rig.goal(q0, amp, T, start=t_start)
     feedback = []
     h = rig.send(goal, feedback=lambda m: feedback.append(m.feedback))
