@@ -189,7 +189,9 @@ def parallel_inverse_dynamics(model, pose, twist, accel, f_ext=None, friction=Tr
 
 def parallel_forward_dynamics(model, pose, twist, tau, f_ext=None, friction=True, gravity=None):
     """The platform acceleration [a; dw] (6,) (classical, base coordinates) under actuator forces ``tau``
-    (6,) (N) at (pose, twist): the inverse of :func:`parallel_inverse_dynamics`. Stacked: -> (N, 6)."""
+    (6,) (N) at (pose, twist): the inverse of :func:`parallel_inverse_dynamics`. It solves
+    Lambda accel + h = J_p^-T tau without inverting J_p^-1, so it stays defined at a type II singularity
+    (where the platform gains a motion the legs cannot resist). Stacked: -> (N, 6)."""
     return _cartesian(pd.fd_many, model, pose, twist, tau, "tau", f_ext, friction, gravity)
 
 
