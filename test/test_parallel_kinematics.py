@@ -224,3 +224,22 @@ def test_massless_legs_give_the_platform_newton_euler_wrench():
         expect = rc.platform_jacobian(m, pose).T @ np.r_[f, n]
         tau = rc.parallel_inverse_dynamics(m, pose, twist, accel)
         np.testing.assert_allclose(tau, expect, rtol=0, atol=1e-9 * np.abs(expect).max())
+
+
+def test_fast_and_checked_paths_agree():
+    """Single float64 arrays take the kernel directly; lists, other dtypes and stacks the checked path."""
+    rng = np.random.default_rng(9)
+    pose = random_pose(rng)
+    q = rc.platform_inverse_kinematics(MODEL, pose)
+    qd, qdd = rng.uniform(-0.1, 0.1, 6), rng.uniform(-1, 1, 6)
+    out = np.empty(7)
+    fast = rc.parallel_joint_inverse_dynamics(MODEL, q, qd, qdd, pose, pose_out=out)
+    assert same_pose(out, pose) < 1e-10
+    np.testing.assert_array_equal(rc.parallel_joint_inverse_dynamics(MODEL, q.tolist(), qd.tolist(), qdd.tolist(),
+                                                                     pose.tolist()), fast)
+    stacked = rc.parallel_joint_inverse_dynamics(MODEL, np.array([q, q]), qd, np.array([qdd, qdd]), pose)
+    np.testing.assert_allclose(stacked, [fast, fast], rtol=1e-12)
+    with pytest.raises(rc.InputError, match=r"'q' must have shape \(6,\)"):
+        rc.parallel_joint_inverse_dynamics(MODEL, q[:5], qd, qdd)
+    with pytest.raises(rc.InputError, match="pose_guess"):
+        rc.parallel_joint_inverse_dynamics(MODEL, q, qd, qdd, pose_guess=[0, 0, 2])

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..model.errors import InputError, LoopClosureError, SingularConfigurationError
 from . import parallel_dynamics as pd, parallel_kinematics as pk
-from .calls import FLAGS, SingularMassMatrixError, arr, as_float, prepare
+from .calls import FLAGS, SingularMassMatrixError, arr, as_float, close, prepare
 from .spatial import FRICTION
 
 _2, _3 = arr(2), arr(3)
@@ -29,6 +29,9 @@ SIGS = {
 }
 FIELDS = ("pose", "twist", "accel", "q", "qd", "qdd", "tau", "f_ext")
 ID, FD, MASS = 0, 1, 2
+_empty, _joint_many = np.empty, pd.joint_many
+for _kernel in SIGS:
+    close(_kernel)
 
 
 def _call(kernel, *args):
@@ -196,15 +199,27 @@ def parallel_forward_dynamics(model, pose, twist, tau, f_ext=None, friction=True
 
 
 def _joint(model, mode, q, qd, x, pose_guess, friction, PKLK, pose_out):
-    (qa, qda, xa), N, single = _stack(q=(q, 6), qd=(qd, 6), x=(x, 6))
-    pose = _pose_buffer(model, pose_guess, N)
-    out = np.empty((N, 36 if mode == MASS else 6))
-    code, s = _call(pd.joint_many, PKLK[0], PKLK[1], qa, qda, xa, FRICTION if friction else 0, mode, pose, out)
-    _check(model, code, s, single, pose, qa)
+    flags = FRICTION if friction else 0
+    width = 36 if mode == MASS else 6
+    try:  # fast path: single float64 samples go straight to the (closed) kernel; anything else -> TypeError
+        pose = _empty((1, 7))
+        pose[0] = model.home_pose if pose_guess is None else pose_guess
+        out = _empty((1, width))
+        code, s = _joint_many(PKLK[0], PKLK[1], q[None], qd[None], x[None], flags, mode, pose, out)
+    except (TypeError, ValueError, IndexError):
+        code = -1
+    if code != 0:  # the slow path: convert, stack, compile if needed, and name what is wrong
+        (qa, qda, xa), N, single = _stack(q=(q, 6), qd=(qd, 6), x=(x, 6))
+        pose = _pose_buffer(model, pose_guess, N)
+        out = np.empty((N, width))
+        code, s = _call(pd.joint_many, PKLK[0], PKLK[1], qa, qda, xa, flags, mode, pose, out)
+        _check(model, code, s, single, pose, qa)
+    else:
+        single = True
     if pose_out is not None:
         pose_out[...] = pose[0] if single else pose
     if mode == MASS:
-        out = out.reshape(N, 6, 6)
+        out = out.reshape(-1, 6, 6)
     return out[0] if single else out
 
 

@@ -13,7 +13,7 @@ platform origin, base coordinates.
 import numpy as np
 
 from .parallel_kinematics import (F_ACCEL, F_FEXT, F_POSE, F_Q, F_QD, F_QDD, F_TAU, F_TWIST, LEG_TOL, NL, NONFINITE,
-                                  ROW_GRAVITY, ROW_PLATFORM, SINGULAR_JP, SINGULAR_LEG, SINGULAR_MASS, ZERO_QUAT,
+                                  LENGTH, ROW_GRAVITY, ROW_PLATFORM, SINGULAR_JP, SINGULAR_LEG, SINGULAR_MASS, ZERO_QUAT,
                                   cross, dot, finite_status, inverse_jacobian, joint_to_cartesian, leg_motion,
                                   lu_solve, pose_rotation, st)
 from .rnea import NO_FEXT, rnea
@@ -117,17 +117,28 @@ def cartesian_fd(PK, LK, pose, twist, tau, fext, flags, out, R, W, Jinv, qlen, U
 
 
 @inline
-def scratch():
-    return (np.empty((3, 3)), np.empty(6), np.empty((6, 6)), np.empty(6), np.empty((6, 3)), np.empty((6, 3)),
-            np.empty(3), np.empty(3), np.empty(3), np.empty(3), np.empty((7, 3)), np.empty((5, 3)),
-            np.empty((6, 7)))
+def carve(buf, k, r, c):
+    """A C-contiguous (r, c) view of the scratch buffer at offset k."""
+    return buf[k:k + r * c].reshape((r, c))
+
+
+@inline
+def scratch(buf):
+    """The kernels' scratch arrays, carved from one allocation (R, W, Jinv, qlen, U, P, lq, lqd, lqdd,
+    gam, E, t, M); buf needs SCRATCH entries."""
+    return (carve(buf, 0, 3, 3), buf[9:15], carve(buf, 15, 6, 6), buf[51:57], carve(buf, 57, 6, 3),
+            carve(buf, 75, 6, 3), buf[93:96], buf[96:99], buf[99:102], buf[102:105], carve(buf, 105, 7, 3),
+            carve(buf, 126, 5, 3), carve(buf, 141, 6, 7))
+
+
+SCRATCH = 183
 
 
 # ---------------------------------------------------------------------------- entry points (stacked)
 @entry
 def id_many(PK, LK, pose, twist, accel, fext, flags, out):
     """Gamma (N, 6) from pose (N, 7), twist (N, 6), accel (N, 6), fext (N, 6). Returns (status, sample)."""
-    R, W, Jinv, qlen, U, P, lq, lqd, lqdd, gam, E, t, M = scratch()
+    R, W, Jinv, qlen, U, P, lq, lqd, lqdd, gam, E, t, M = scratch(np.empty(SCRATCH))
     for s in range(pose.shape[0]):
         code = (finite_status(pose[s], F_POSE) or finite_status(twist[s], F_TWIST)
                 or finite_status(accel[s], F_ACCEL) or finite_status(fext[s], F_FEXT))
@@ -144,8 +155,9 @@ def id_many(PK, LK, pose, twist, accel, fext, flags, out):
 @entry
 def fd_many(PK, LK, pose, twist, tau, fext, flags, out):
     """accel (N, 6) from pose (N, 7), twist (N, 6), tau (N, 6), fext (N, 6). Returns (status, sample)."""
-    R, W, Jinv, qlen, U, P, lq, lqd, lqdd, gam, E, t, M = scratch()
-    Lam, h, e = np.empty((6, 6)), np.empty(6), np.empty(6)
+    buf = np.empty(SCRATCH + 48)
+    R, W, Jinv, qlen, U, P, lq, lqd, lqdd, gam, E, t, M = scratch(buf)
+    Lam, h, e = carve(buf, SCRATCH, 6, 6), buf[SCRATCH + 36:SCRATCH + 42], buf[SCRATCH + 42:SCRATCH + 48]
     for s in range(pose.shape[0]):
         code = (finite_status(pose[s], F_POSE) or finite_status(twist[s], F_TWIST)
                 or finite_status(tau[s], F_TAU) or finite_status(fext[s], F_FEXT))
@@ -165,10 +177,19 @@ def joint_many(PK, LK, q, qd, x, flags, mode, pose, out):
     every sample's pose (each sample warm-starts from the previous one). mode 0: inverse dynamics, x = qdd,
     out (N, 6) = Gamma; mode 1: forward dynamics, x = tau, out (N, 6) = qdd; mode 2: out (N, 36) = the mass
     matrix J_p^T Lambda J_p, row-major (x unused). Returns (status, sample)."""
-    R, W, Jinv, qlen, U, P, lq, lqd, lqdd, gam, E, t, M = scratch()
-    Lam, h, e, f, dx = np.empty((6, 6)), np.empty(6), np.empty(6), np.empty(6), np.empty(6)
-    twist, accel, fext, z6, res = np.empty(6), np.empty(6), np.zeros(6), np.zeros(6), np.empty(6)
-    Jp, col = np.empty((6, 6)), np.empty(6)
+    buf = np.empty(SCRATCH + 144)
+    R, W, Jinv, qlen, U, P, lq, lqd, lqdd, gam, E, t, M = scratch(buf)
+    k = SCRATCH
+    Lam, Jp = carve(buf, k, 6, 6), carve(buf, k + 36, 6, 6)
+    h, e, f, dx = buf[k + 72:k + 78], buf[k + 78:k + 84], buf[k + 84:k + 90], buf[k + 90:k + 96]
+    twist, accel, fext, z6 = buf[k + 96:k + 102], buf[k + 102:k + 108], buf[k + 108:k + 114], buf[k + 114:k + 120]
+    res, col = buf[k + 120:k + 126], buf[k + 126:k + 132]
+    fext[:] = 0.0
+    z6[:] = 0.0
+    N = q.shape[0]
+    if (q.shape[1] != NL or qd.shape != q.shape or x.shape != q.shape or pose.shape[0] != N or pose.shape[1] != 7
+            or out.shape[0] != N or out.shape[1] != (36 if mode == 2 else NL)):
+        return st(LENGTH, 0), 0
     xf = F_QDD if mode == 0 else F_TAU
     if finite_status(pose[0], F_POSE):
         return st(NONFINITE, F_POSE), 0

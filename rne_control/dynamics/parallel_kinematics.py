@@ -19,7 +19,7 @@ from .spatial import entry, inline, jit
 NL = 6
 ROW_PLATFORM, ROW_GRAVITY = 6, 7
 # Status codes: kind * 100 + index (leg, or the input field of NONFINITE); decoded in parallel_api.
-NONFINITE, SINGULAR_JP, SINGULAR_LEG, NO_CONVERGENCE, ZERO_QUAT, SINGULAR_MASS = 1, 2, 3, 4, 5, 6
+NONFINITE, SINGULAR_JP, SINGULAR_LEG, NO_CONVERGENCE, ZERO_QUAT, SINGULAR_MASS, LENGTH = 1, 2, 3, 4, 5, 6, 7
 F_POSE, F_TWIST, F_ACCEL, F_Q, F_QD, F_QDD, F_TAU, F_FEXT = 0, 1, 2, 3, 4, 5, 6, 7
 PIVOT_TOL = 1e-10     # relative pivot below which a 6x6 matrix is singular
 LEG_TOL = 1e-9        # |a1 . e1| (universal joint) or leg length (m) below which a leg is singular
