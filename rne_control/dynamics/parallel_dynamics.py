@@ -12,9 +12,9 @@ platform origin, base coordinates.
 """
 import numpy as np
 
-from .parallel_kinematics import (F_ACCEL, F_FEXT, F_POSE, F_Q, F_QD, F_QDD, F_TAU, F_TWIST, LEG_TOL, NL, NONFINITE,
-                                  LENGTH, ROW_GRAVITY, ROW_PLATFORM, SINGULAR_JP, SINGULAR_LEG, SINGULAR_MASS, ZERO_QUAT,
-                                  cross, dot, finite_status, inverse_jacobian, joint_to_cartesian, leg_motion,
+from .parallel_kinematics import (F_ACCEL, F_FEXT, F_POSE, F_Q, F_QD, F_QDD, F_TAU, F_TWIST, LENGTH, LEG_TOL, NL,
+                                  NONFINITE, ROW_GRAVITY, ROW_PLATFORM, SINGULAR_JP, SINGULAR_LEG, SINGULAR_MASS,
+                                  ZERO_QUAT, cross, finite_status, inverse_jacobian, joint_to_cartesian, leg_motion,
                                   lu_solve, pose_rotation, st)
 from .rnea import NO_FEXT, rnea
 from .spatial import entry, inline, jit, split

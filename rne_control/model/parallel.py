@@ -204,7 +204,8 @@ class ParallelModel:
         com = np.asarray(com, float).reshape(-1)
         inertia = np.asarray(inertia, float).reshape(-1)
         if com.shape != (3,) or inertia.shape != (6,) or not np.isfinite(com).all():
-            raise ModelError("payload com must be 3 finite numbers and inertia 6 numbers [ixx, iyy, izz, ixy, ixz, iyz]")
+            raise ModelError("payload com must be 3 finite numbers and inertia 6 numbers "
+                             "[ixx, iyy, izz, ixy, ixz, iyz]")
         I_com = inertia_matrix(*inertia)
         check_inertia(float(mass), I_com, "payload on link 'platform'")
         params = self._params + body_params(float(mass), com, I_com)
