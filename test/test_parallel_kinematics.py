@@ -243,3 +243,7 @@ def test_fast_and_checked_paths_agree():
         rc.parallel_joint_inverse_dynamics(MODEL, q[:5], qd, qdd)
     with pytest.raises(rc.InputError, match="pose_guess"):
         rc.parallel_joint_inverse_dynamics(MODEL, q, qd, qdd, pose_guess=[0, 0, 2])
+    with pytest.raises(rc.InputError, match=r"'q' must have shape \(6,\)"):
+        rc.platform_forward_kinematics(MODEL, q[:5])
+    np.testing.assert_array_equal(rc.platform_forward_kinematics(MODEL, q, pose),
+                                  rc.platform_forward_kinematics(MODEL, q.tolist(), pose.tolist()))

@@ -29,7 +29,7 @@ SIGS = {
 }
 FIELDS = ("pose", "twist", "accel", "q", "qd", "qdd", "tau", "f_ext")
 ID, FD, MASS = 0, 1, 2
-_empty, _joint_many = np.empty, pd.joint_many
+_empty, _joint_many, _fk_many = np.empty, pd.joint_many, pk.fk_many
 for _kernel in SIGS:
     close(_kernel)
 
@@ -140,6 +140,14 @@ def platform_forward_kinematics(model, q, pose_guess=None):
     each sample warm-started from the previous solution. The quaternion keeps the guess's sign. Raises
     LoopClosureError if it does not converge (unreachable lengths) and SingularConfigurationError at a
     singular configuration."""
+    try:  # fast path, as in _joint
+        pose = _empty((1, 7))
+        pose[0] = model.home_pose if pose_guess is None else pose_guess
+        code, s = _fk_many(model.kernel_arrays()[0], q[None], pose)
+    except (TypeError, ValueError, IndexError):
+        code = -1
+    if code == 0:
+        return pose[0]
     (qa,), N, single = _stack(q=(q, 6))
     pose = _pose_buffer(model, pose_guess, N)
     code, s = _call(pk.fk_many, model.kernel_arrays()[0], qa, pose)

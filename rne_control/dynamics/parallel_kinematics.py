@@ -295,6 +295,8 @@ def fk_many(PK, q, pose):
     Returns (status, sample); on failure pose[sample] holds the last iterate."""
     R, Jinv, U, P, M = np.empty((3, 3)), np.empty((6, 6)), np.empty((6, 3)), np.empty((6, 3)), np.empty((6, 7))
     qlen, f, dx = np.empty(6), np.empty(6), np.empty(6)
+    if q.shape[1] != NL or pose.shape[0] != q.shape[0] or pose.shape[1] != 7:
+        return st(LENGTH, 0), 0
     if finite_status(pose[0], F_POSE):
         return st(NONFINITE, F_POSE), 0
     for s in range(q.shape[0]):
