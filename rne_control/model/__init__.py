@@ -4,7 +4,8 @@ from .model import PRISMATIC, REVOLUTE, Model
 from .urdf import load_urdf
 from .dh import load_dh
 from .load import load_model
-from .parallel import ParallelModel, load_parallel
+from .parallel import ParallelModel
+from .parallel_load import load_parallel
 
 __all__ = ["Model", "ModelError", "InputError", "load_urdf", "load_dh", "load_model", "REVOLUTE", "PRISMATIC",
            "ParallelModel", "load_parallel", "LoopClosureError", "SingularConfigurationError"]
