@@ -26,6 +26,7 @@ bench: $(STAMP)
 	$(VPY) bench/bench_dynamics.py
 	$(VPY) bench/bench_floating.py
 	$(VPY) bench/bench_elastic.py
+	$(VPY) bench/bench_parallel.py
 
 bench-loop: $(STAMP)
 	$(VPY) bench/bench_loop.py
