@@ -4,6 +4,7 @@ O(n d), d the depth of the tree. Composite inertias are propagated in the 10-par
 rotor inertia Ia is added on the diagonal (Khalil §3.3.1).
 """
 
+from .direct import NOT_DIRECT, arrays_ok, matrix, vector
 from .spatial import (entry, split, F_OUT, F_Q, IA, JTYPE, LENGTH, NONFINITE, PARENT, QIDX, REVOLUTE, add_params_to_parent, bad,
                       body, inertia_mul, jit, joint_xform, length_status, status, xT_force_inplace)
 
@@ -47,9 +48,12 @@ def crba(tree, dyn, q, H, ws):
 
 
 @entry
-def crba_one(K, q, H):
-    tree, dyn, ws, _ = split(K)
-    return crba(tree, dyn, q, H, ws)
+def crba_one(args, flags):
+    """The direct call (see direct.py): ``args`` is the address of the tuple (ndarray, K, q, H); no flags."""
+    if not arrays_ok(args, 1, 2):
+        return NOT_DIRECT
+    tree, dyn, ws, _ = split(matrix(args, 1))
+    return crba(tree, dyn, vector(args, 2), matrix(args, 3), ws)
 
 
 @entry
