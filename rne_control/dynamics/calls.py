@@ -67,11 +67,20 @@ def check(model, st, sample=None, fields=FIELDS):
 
 
 def as_float(name, x):
+    """A C-contiguous float64 copy of ``x``: numbers of any real type, or complex ones whose imaginary parts
+    are all zero. Strings, None and other objects are refused, not parsed."""
     try:
-        a = np.array(x, dtype=float, order="C")
-    except (TypeError, ValueError):
-        raise InputError(f"'{name}' must be an array of numbers, got {type(x).__name__}") from None
-    return a
+        a = np.asarray(x)
+    except (TypeError, ValueError):  # ragged nesting
+        a = None
+    if a is None or a.dtype.kind not in "biufc":
+        raise InputError(f"'{name}' must be an array of numbers, got {type(x).__name__}"
+                         + (f" of dtype {x.dtype}" if isinstance(x, np.ndarray) else ""))
+    if a.dtype.kind == "c":
+        if np.any(a.imag != 0):
+            raise InputError(f"'{name}' has a non-zero imaginary part")
+        a = a.real
+    return np.array(a, dtype=float, order="C")
 
 
 def joint_arrays(model, **named):

@@ -28,14 +28,14 @@ import numpy as np
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-from .spatial import inline
+from .spatial import KW, inline
 
 NOT_DIRECT = -1  # kernel status: an argument is not of the canonical type; take the checked path
 DIRECT = (types.int64, types.int64)  # the one-sample kernels' signature: id(args), flags
 
 # Offsets in 8-byte words (64-bit CPython, default build): tuple items; the array's type, data,
 # dimensions and descr pointers; in 4-byte words: its rank and flags. Descr bytes: kind, type, byteorder.
-TUPLE_ITEMS, OB_TYPE, DATA, DIMS, DESCR = 3, 1, 2, 4, 7
+TUPLE_SIZE, TUPLE_ITEMS, OB_TYPE, DATA, DIMS, DESCR = 2, 3, 1, 2, 4, 7
 ND, FLAGS = 6, 16
 KIND, TYPE, BYTEORDER = 24, 25, 26
 C_CONTIGUOUS, ALIGNED, WRITEABLE = 0x1, 0x100, 0x400
@@ -77,9 +77,15 @@ def is_array(args, i, ndim, writeable):
 
 @inline
 def arrays_ok(args, n_in, out_ndim):
-    """Item 1 is a model's kernel array K (rank 2, writeable: it holds the workspace), items 2 .. n_in + 1
-    are input vectors and item n_in + 2 the output of rank ``out_ndim``."""
+    """``args`` has n_in + 3 items: item 1 is a model's kernel array K (rank 2, KW columns and 3 nb + 4
+    rows, writeable: it holds the workspace), items 2 .. n_in + 1 are input vectors and item n_in + 2 the
+    output of rank ``out_ndim``."""
+    if _words(args, TUPLE_SIZE + 1, np.int64)[TUPLE_SIZE] != n_in + 3:
+        return False
     if not (is_array(args, 1, 2, True) and is_array(args, n_in + 2, out_ndim, True)):
+        return False
+    dims = _words(_words(item(args, 1), DIMS + 1, np.int64)[DIMS], 2, np.int64)
+    if dims[1] != KW or dims[0] < 4 or (dims[0] - 4) % 3 != 0:
         return False
     for i in range(2, n_in + 2):
         if not is_array(args, i, 1, False):
@@ -108,6 +114,8 @@ def _layout_ok():
         a = np.arange(3.0)
         args = (np.ndarray, a)
         items = (ctypes.c_int64 * (TUPLE_ITEMS + 2)).from_address(id(args))
+        if items[TUPLE_SIZE] != 2:
+            return False
         w = (ctypes.c_int64 * (DESCR + 1)).from_address(id(a))
         h = (ctypes.c_int32 * (FLAGS + 1)).from_address(id(a))
 
