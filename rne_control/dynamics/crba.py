@@ -5,7 +5,7 @@ rotor inertia Ia is added on the diagonal (Khalil §3.3.1).
 """
 
 from .direct import NOT_DIRECT, arrays_ok, matrix, vector
-from .spatial import (entry, split, F_OUT, F_Q, IA, JTYPE, LENGTH, NONFINITE, PARENT, QIDX, REVOLUTE, add_params_to_parent, bad,
+from .spatial import (entry, split, F_OUT, F_Q, IA, LENGTH, NONFINITE, PARENT, REVOLUTE, add_params_to_parent, bad,
                       body, inertia_mul, jit, joint_xform, length_status, status, xT_force)
 
 WS = 34  # X_up 0:12, I^c 12:22, F 22:28, scratch 28:34
@@ -41,13 +41,13 @@ def crba(tree, dyn, q, H, ws):
         S[2 if jtype == REVOLUTE else 5] = 1.0
         inertia_mul(ws[i, 12:22], S, F)  # F = I^c_i S_i
         H[k, k] = F[2 if jtype == REVOLUTE else 5] + tree[i, IA]
-        j = i
+        j, pj = i, p
         f0, f1, f2, f3, f4, f5 = F[0], F[1], F[2], F[3], F[4], F[5]
-        while int(tree[j, PARENT]) >= 0:  # F = X_j^T F; j = parent(j); H_ij = H_ji = S_j^T F
+        while pj >= 0:  # F = X_j^T F; j = parent(j); H_ij = H_ji = S_j^T F
             f0, f1, f2, f3, f4, f5 = xT_force(ws[j, 0:12], f0, f1, f2, f3, f4, f5)
-            j = int(tree[j, PARENT])
-            kj = int(tree[j, QIDX])
-            H[k, kj] = H[kj, k] = f2 if int(tree[j, JTYPE]) == REVOLUTE else f5
+            j = pj
+            pj, jtype_j, kj = body(tree, j)
+            H[k, kj] = H[kj, k] = f2 if jtype_j == REVOLUTE else f5
     return 0
 
 
