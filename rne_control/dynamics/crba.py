@@ -8,7 +8,7 @@ from .direct import NOT_DIRECT, arrays_ok, matrix, vector
 from .spatial import (entry, split, F_OUT, F_Q, IA, LENGTH, NONFINITE, PARENT, REVOLUTE, add_params_to_parent, bad,
                       body, inertia_mul, jit, joint_xform, length_status, status, xT_force)
 
-WS = 34  # X_up 0:12, I^c 12:22, F 22:28, scratch 28:34
+WS = 28  # X_up 0:12, I^c 12:22, F 22:28
 
 
 @jit
@@ -35,10 +35,9 @@ def crba(tree, dyn, q, H, ws):
             H[r, c] = 0.0
     for i in range(nb):
         p, jtype, k = body(tree, i)
-        F, S = ws[i, 22:28], ws[i, 28:34]
-        for j in range(6):
-            S[j] = 0.0
-        S[2 if jtype == REVOLUTE else 5] = 1.0
+        F = ws[i, 22:28]
+        # S_i as a tuple: kept in registers, where a workspace copy would be stored and loaded back
+        S = (0.0, 0.0, 1.0, 0.0, 0.0, 0.0) if jtype == REVOLUTE else (0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
         inertia_mul(ws[i, 12:22], S, F)  # F = I^c_i S_i
         H[k, k] = F[2 if jtype == REVOLUTE else 5] + tree[i, IA]
         j, pj = i, p
