@@ -4,6 +4,8 @@ Each kernel is compiled lazily, on the first call of its public function, for ex
 argument types below (C-contiguous float64; model arrays read-only), and its dispatcher is then
 closed to new types. A call whose arguments already have those types goes straight to the kernel;
 anything else raises TypeError there and takes the slow path, which converts, validates and stacks.
+The fixed-base one-sample kernels are called past the dispatcher instead (direct.py): there a
+NOT_DIRECT status, not a TypeError, sends the call down the slow path.
 """
 import numba as nb
 import numpy as np
