@@ -160,5 +160,7 @@ def load_dh(path_or_dict, floating_base=None, joints=None, locked=None):
     gravity = doc.get("gravity")
     if gravity is not None:
         gravity = _vec3(doc, "gravity", src)
-    return build_model(str(doc.get("name", "robot")), links, joints=joints, locked=locked, gravity=gravity,
-                       floating_base=floating_base)
+    model = build_model(str(doc.get("name", "robot")), links, joints=joints, locked=locked, gravity=gravity,
+                        floating_base=floating_base)
+    model.source = ("dh", doc, dict(joints=joints, locked=locked, floating_base=floating_base))
+    return model
