@@ -66,7 +66,7 @@ def _combination(names, i, coeffs, dep):
         if c == 0.0:
             continue
         mag = abs(c)
-        term = names[j] if abs(mag - 1.0) < 1e-12 else f"{mag:.6g}*{names[j]}"
+        term = names[j] if abs(mag - 1.0) < 1e-9 else f"{mag:.6g}*{names[j]}"
         text += f" {'-' if c < 0 else '+'} {term}"
     return text
 
