@@ -92,13 +92,16 @@ def _weighted_solve(G, g, Yb3, tau3, w):
     return theta, rho, Gw, d, L
 
 
-def identify(model, q, qd, qdd, tau, method="wls", physical=False, base=None, seed=0):
+def identify(model, q, qd, qdd, tau, method="wls", physical=False, base=None, seed=0, min_speed=0.0):
     """Estimate the base parameters from stacked samples q, qd, qdd, tau (N, n) (rad, rad/s, rad/s^2, N m;
     m, N for prismatic joints), measured on ``model``'s robot (fixed base, friction and rotor inertia).
 
     ``method``: "ols" or "wls" (module docstring). ``physical=True`` constrains every link's pseudo-inertia
     to be positive semidefinite and Ia, Fv, Fs >= 0 (needs cvxpy, the ``[identify]`` extra).
-    ``base``: a :class:`BaseParameters` to reuse (else ``base_parameters(model, seed)``). Raises
+    ``base``: a :class:`BaseParameters` to reuse (else ``base_parameters(model, seed)``). ``min_speed``
+    (rad/s or m/s; scalar or per joint): a joint's rows at samples where it moves slower are left out,
+    as Gautier does: near a velocity reversal the Coulomb model sign(qd) is wrong, and the more so after
+    filtering, which smears the measured torque's step but not the regressor's. Raises
     InputError for too few samples, a joint that never moves, a rank-deficient excitation, NaN, or
     mismatched lengths. Returns an :class:`IdentificationResult`.
     """
@@ -120,6 +123,14 @@ def identify(model, q, qd, qdd, tau, method="wls", physical=False, base=None, se
         Y = regressor(model, q[s:e], qd[s:e], qdd[s:e])
         Yb3[:, s:e, :] = bp.Y_b(Y).reshape(e - s, n, b).transpose(1, 0, 2)
     tau3 = np.ascontiguousarray(tau.T)
+    keep = np.abs(qd) >= np.broadcast_to(np.asarray(min_speed, float), (n,))  # (N, n)
+    if not keep.all():
+        Yb3 *= keep.T[:, :, None]
+        tau3 *= keep.T
+    Nj = keep.sum(axis=0)
+    for k in np.flatnonzero(Nj <= b):
+        raise InputError(f"too few samples of joint '{model.joint_names[k]}' faster than min_speed: {Nj[k]} for "
+                         f"{b} base parameters")
     G = np.matmul(Yb3.transpose(0, 2, 1), Yb3)
     g = _gram_rhs(Yb3, tau3)
     Gs = G.sum(axis=0)
@@ -132,12 +143,12 @@ def identify(model, q, qd, qdd, tau, method="wls", physical=False, base=None, se
                          f"it hardly excites {[bp.names[i] for i in weak]}")
     ones = np.ones(n)
     theta, rho, Gw, d, L = _weighted_solve(G, g, Yb3, tau3, ones)
-    sigma = np.sqrt((rho ** 2).sum(axis=1) / (N - b))
+    sigma = np.sqrt((rho ** 2).sum(axis=1) / (Nj - b))
     w = ones
     if method == "wls":
         w = 1.0 / np.maximum(sigma, 1e-12 * max(1e-300, sigma.max()))
         theta, rho, Gw, d, L = _weighted_solve(G, g, Yb3, tau3, w)
-    sw2 = float(((w[:, None] * rho) ** 2).sum() / max(1, N * n - b))
+    sw2 = float(((w[:, None] * rho) ** 2).sum() / max(1, Nj.sum() - b))
     Linv = np.linalg.inv(L)
     cov = sw2 * (d[:, None] * (Linv.T @ Linv) * d[None, :])
     pi0 = parameter_vector(model)
@@ -150,11 +161,11 @@ def identify(model, q, qd, qdd, tau, method="wls", physical=False, base=None, se
         K = bp.K
         pi = pi0 + K.T @ np.linalg.solve(K @ K.T, theta - K @ pi0)
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
-    tc = tau3 - tau3.mean(axis=1, keepdims=True)
+    tc = (tau3 - (tau3.sum(axis=1) / Nj)[:, None]) * keep.T
     problems = consistency_problems(model, pi)
     return IdentificationResult(
         estimate=theta, std=std, rel_std=100.0 * std / np.maximum(np.abs(theta), 1e-300), cond=cond,
-        method=method, sigma=sigma, residual_rms=np.sqrt((rho ** 2).mean(axis=1)),
+        method=method, sigma=sigma, residual_rms=np.sqrt((rho ** 2).sum(axis=1) / Nj),
         r2=1.0 - (rho ** 2).sum(axis=1) / np.maximum((tc ** 2).sum(axis=1), 1e-300), base=bp, pi=pi,
         model=model_with_parameters(model, pi), physically_consistent=not problems, problems=problems,
-        physical=bool(physical), nominal=model, covariance=cov)
+        physical=bool(physical), nominal=model, covariance=cov, samples_used=Nj)
