@@ -1,6 +1,6 @@
 """Physically consistent least squares (Wensing, Kim & Slotine 2017), with cvxpy (the [identify] extra).
 
-minimise |A K pi - z|^2 / |z|^2 + EPS |pi - pi_0|^2 / (1 + |pi_0|^2)
+minimise |A K pi - z| / |z| + EPS |pi - pi_0| / sqrt(1 + |pi_0|^2)
 subject to  J_l(pi) >= 0 (PSD) for every link that moves, and Ia, Fv, Fs >= 0,
 
 where A^T A = G_w and A^T z = g_w are the (weighted) normal equations of the fit, so the first term is
@@ -10,6 +10,8 @@ Sigma = tr(I_o)/2 1 - I_o: J_l >= 0 holds iff the link's mass distribution can e
 PSD, triangle inequalities). The solution is finally projected onto the constraints (eigenvalues
 clipped at zero) to remove the solver's tolerance.
 """
+import warnings
+
 import numpy as np
 
 from ..model.errors import InputError
@@ -17,6 +19,7 @@ from .parameters import pseudo_inertia
 from .regressor import NPL
 
 EPS = 1e-6
+SOLVER = {"solver": "CLARABEL", "tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10}
 
 
 def _from_pseudo(J):
@@ -60,11 +63,16 @@ def physical_fit(model, bp, Gw, gw, pi0):
         cons.append(P == sum(pi[NPL * li + k] * E[k] for k in range(NPL)))
     j0 = NPL * len(model.link_names)
     cons.append(pi[j0:] >= 0)
-    AK = A @ bp.K
-    obj = cp.sum_squares(AK @ pi - z) / max(z @ z, 1e-300) \
-        + EPS * cp.sum_squares(pi - pi0) / (1.0 + pi0 @ pi0)
+    AK = A @ bp.K / np.sqrt(max(z @ z, 1e-300))
+    zs = z / np.sqrt(max(z @ z, 1e-300))
+    # norms, not squares: a second-order cone keeps the solver's accuracy on the residual itself
+    obj = cp.norm(AK @ pi - zs) + EPS * cp.norm(pi - pi0) / np.sqrt(1.0 + pi0 @ pi0)
     prob = cp.Problem(cp.Minimize(obj), cons)
-    prob.solve()
+    with warnings.catch_warnings():
+        # "optimal_inaccurate" is common when the data fit exactly (a zero residual is the cone's tip);
+        # the result is checked afterwards (projection, consistency, residual) instead
+        warnings.simplefilter("ignore", UserWarning)
+        prob.solve(**SOLVER)
     if pi.value is None or prob.status not in ("optimal", "optimal_inaccurate"):
         raise InputError(f"the physically consistent fit failed: solver status '{prob.status}'")
     return project(model, pi.value)
