@@ -77,7 +77,6 @@ def test_fit_writes_model_plots_and_cross_validates(records, capsys):
 
 def test_fit_refuses_inconsistent_and_bad_files(records, capsys, tmp_path):
     d, model = records
-    # an OLS fit without --physical on short noisy data: if inconsistent it is not written (exit 2)
     status = main(["fit", str(d / "nothere.npz"), "--model", str(ROOT / "urdf" / "arm7.urdf"),
                    "--out", str(tmp_path / "x.yaml")])
     assert status == 2 and "cannot read the record" in capsys.readouterr().err

@@ -67,6 +67,24 @@ def link_columns(v, a, U):
         U[4 + c, 2] = u2 + w0 * s1 - w1 * s0
 
 
+@inline
+def xT_couple_inplace(X, f):
+    """f = X^T f for a pure couple f = [n; 0] (the inertia columns): X^T [n; 0] = [E^T n; 0]."""
+    n0 = X[0] * f[0] + X[3] * f[1] + X[6] * f[2]
+    n1 = X[1] * f[0] + X[4] * f[1] + X[7] * f[2]
+    n2 = X[2] * f[0] + X[5] * f[1] + X[8] * f[2]
+    f[0], f[1], f[2] = n0, n1, n2
+
+
+@inline
+def xT_columns(X, U):
+    """U[c] = X^T U[c] for the ten columns; the six inertia columns are couples and stay couples."""
+    for c in range(4):
+        xT_force_inplace(X, U[c])
+    for c in range(4, 10):
+        xT_couple_inplace(X, U[c])
+
+
 @entry
 def regressor_many(K, LK, q, qd, qdd, twist, accel, quat, flags, Y):
     """Y (N rows, p) for stacked samples; LK (nl, 14) per link: body (-1 = base), identity flag, the
@@ -125,8 +143,7 @@ def regressor_many(K, LK, q, qd, qdd, twist, accel, quat, flags, Y):
                 x_motion(XL, V[bb], vl)
                 x_motion(XL, A[bb], al)
                 link_columns(vl, al, U)
-                for c in range(10):
-                    xT_force_inplace(XL, U[c])   # link frame -> body frame
+                xT_columns(XL, U)   # link frame -> body frame
             col = NPL * li
             i = b
             while i >= 0:
@@ -136,8 +153,7 @@ def regressor_many(K, LK, q, qd, qdd, twist, accel, quat, flags, Y):
                     Ys[r0 + k, col + c] = U[c, sj]   # tau_k = S_k^T f
                 if p < 0 and not moving:
                     break
-                for c in range(10):
-                    xT_force_inplace(X[i], U[c])
+                xT_columns(X[i], U)
                 i = p
             if moving:
                 for c in range(10):  # base wrench [f; n]
