@@ -41,7 +41,7 @@ def _plot(path, t, measured, predicted, names, title):
     n = len(names)
     fig, axes = plt.subplots(n, 1, figsize=(10, 1.8 * n + 0.6), sharex=True, squeeze=False)
     for k, ax in enumerate(axes[:, 0]):
-        ax.plot(t, measured[:, k], color="0.5", lw=1.0, label="measured (filtered)")
+        ax.plot(t, measured[:, k], color="0.7", lw=3.0, label="measured (filtered)")
         for label, tau in predicted.items():
             ax.plot(t, tau[:, k], lw=0.9, label=label)
         ax.set_ylabel(f"{names[k]}\n[N m]", fontsize=8)
