@@ -40,6 +40,18 @@ class BaseParameters:
         self.gap = gap
         self.tol = tol
 
+    @property
+    def selection(self):
+        """The selection matrix P_b (p, b): Y_b = Y P_b (the kept columns)."""
+        P = np.zeros((self.K.shape[1], self.b))
+        P[self.independent, np.arange(self.b)] = 1.0
+        return P
+
+    @property
+    def regrouping(self):
+        """The regrouping matrix beta (b, d): Y_d = Y_b beta, so pi_b = pi_independent + beta pi_dependent."""
+        return self.beta
+
     def Y_b(self, Y):
         """The base regressor Y_b = Y[:, independent] of a full regressor Y: tau = Y_b pi_b."""
         return Y[:, self.independent]
