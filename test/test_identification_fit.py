@@ -37,7 +37,7 @@ def true_parameters(model, seed=0):
 def arm7_setup():
     model = _load("config/arm7.yaml")
     bp = rc.base_parameters(model)
-    ex = rc.excitation_trajectory(model, 10.0, 5, seed=0, base=bp, maxiter=10)
+    ex = rc.excitation_trajectory(model, 10.0, 5, seed=0, base=bp, maxiter=100)
     pi = true_parameters(model)
     return model, bp, ex, pi, model_with_parameters(model, pi)
 

@@ -54,7 +54,7 @@ def main(argv=None):
     pi = true_parameters(model, args.seed)
     truth = model_with_parameters(model, pi)
     bp = rc.base_parameters(model)
-    ex = rc.excitation_trajectory(model, 10.0, 5, seed=args.seed, base=bp, maxiter=10)
+    ex = rc.excitation_trajectory(model, 10.0, 5, seed=args.seed, base=bp)
     ex2 = rc.excitation_trajectory(model, 8.0, 4, seed=args.seed + 7, base=bp, maxiter=0, restarts=1)
     simulate(os.path.join(args.out, "fit.npz"), truth, ex, 30.0, args.seed + 1, args.model)
     simulate(os.path.join(args.out, "check.npz"), truth, ex2, 8.0, args.seed + 2, args.model)

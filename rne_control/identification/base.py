@@ -2,8 +2,9 @@
 
 Y is stacked over random samples within the joint limits; its columns are scaled to unit norm (scaling
 does not change which columns depend on earlier ones), except columns below ZERO times the largest norm,
-which are rounding residue (a DH alpha of pi/2 has cos = 6e-17) and are set to zero. A QR decomposition *without pivoting* in the fixed
-column order of ``parameter_names`` keeps column j if |R_jj| > TOL (documented below): a column that
+which are rounding residue (a DH alpha of pi/2 has cos = 6e-17) and are set to zero. A QR decomposition *without pivoting* in a fixed
+column order (``qr_order``: link by link in Khalil's order, then the joints) keeps column j if
+|R_jj| > TOL (documented below): a column that
 is a combination of earlier ones is regrouped into them, so that the earliest parameter of each
 combination gives its name, and the result does not depend on the random samples. With Y_d = Y_b beta
 (beta by least squares), Y pi = Y_b (pi_i + beta pi_d), so K = [1 | beta] in the original column order.
@@ -64,6 +65,20 @@ class BaseParameters:
         return f"<BaseParameters of '{self.model.name}': b = {self.b} of {self.K.shape[1]}>"
 
 
+KHALIL = np.array([4, 5, 7, 6, 8, 9, 1, 2, 3, 0])  # Ixx Ixy Ixz Iyy Iyz Izz mcx mcy mcz m, in pi's link block
+
+
+def qr_order(model):
+    """The fixed column order of the QR: link by link (``link_names``), each in Khalil's order
+    [XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M], then the joints' [Ia, Fv, Fs]. A column that depends on
+    earlier ones is regrouped into them, so the mass and first moments of a link (last in its block)
+    are regrouped into inertias and into the links before it, as in Khalil & Bennis's rules (XXR = XX - YY,
+    ZZR, MXR, ...), rather than the reverse, which would keep nearly parallel mass columns and give an
+    ill-conditioned Y_b whatever the trajectory."""
+    nl = len(model.link_names)
+    return np.concatenate([10 * li + KHALIL for li in range(nl)] + [np.arange(10 * nl, 10 * nl + 3 * model.n)])
+
+
 def random_states(model, count, rng):
     """q uniform within the joint limits ([-pi, pi] where unlimited), qd and qdd standard normal."""
     lo, hi = model.position_limits[:, 0].copy(), model.position_limits[:, 1].copy()
@@ -100,9 +115,10 @@ def base_parameters(model, seed=0, samples=None, rotor=True, friction=True):
     norms = np.linalg.norm(Y, axis=0)
     nonzero = norms > ZERO * norms.max()  # cos(pi/2) = 6e-17 leaves exactly-zero columns slightly non-zero
     Ys = np.where(nonzero, Y / np.where(nonzero, norms, 1.0), 0.0)
-    R = np.linalg.qr(Ys, mode="r")
+    order = qr_order(model)
+    R = np.linalg.qr(Ys[:, order], mode="r")
     keep = np.abs(np.diag(R)) > TOL
-    independent, dependent = np.flatnonzero(keep), np.flatnonzero(~keep)
+    independent, dependent = order[keep], np.sort(order[~keep])
     b = len(independent)
     s = np.linalg.svd(Ys, compute_uv=False)
     gap = s[b - 1] / s[b] if b < len(s) and s[b] > 0 else np.inf

@@ -12,8 +12,10 @@ and q0_j = q_center_j + sum_l b_jl / (w_f l) (q(0) = q_center): the free paramet
 and b_j1..b_j(L-1). Each joint's motion q - q_center, qd and qdd scale together with its coefficients,
 so every candidate is scaled per joint to the largest factor that keeps it within the position,
 velocity and (if given) acceleration limits, less a margin, checked on a dense grid (DENSE points per
-period of the highest harmonic). The optimiser (scipy L-BFGS-B from the best of several random starts)
-then minimises log cond(Y_b with unit-norm columns) over the trajectory's samples, unconstrained.
+period of the highest harmonic). The optimiser then minimises cond(Y_b with unit-norm columns) over
+the trajectory's samples, unconstrained: from the best of several random starts, a (1+1) evolution
+strategy with the 1/5th success rule (derivative-free: the per-joint scaling and the extreme singular
+values make the objective non-smooth, which defeats gradient methods).
 """
 import numpy as np
 
@@ -78,17 +80,16 @@ def _scaled(a, b, wf, center, lo, hi, vmax, amax, grid):
 
 
 def excitation_trajectory(model, period, harmonics, joints=None, q_center=None, seed=0, accel_limits=None,
-                          margin=0.05, samples=None, restarts=8, maxiter=40, base=None):
+                          margin=0.05, samples=None, restarts=8, maxiter=300, base=None):
     """An optimised finite-Fourier-series trajectory of ``period`` (s) with ``harmonics`` (L >= 2) for the
     joints named in ``joints`` (default all; the others stay at q_center): see the module docstring.
 
     ``q_center`` (n,) (rad, m) defaults to the middle of each joint's position limits (0 if unlimited);
     position limits default to +-pi around it where the model has none. ``accel_limits`` (n,) (rad/s^2)
     is optional; velocity limits are the model's. ``margin``: fraction of each range kept free.
+    ``restarts`` random starts, then ``maxiter`` optimiser steps (one cost evaluation each).
     ``seed`` makes the result reproducible. Returns an :class:`Excitation`.
     """
-    from scipy.optimize import minimize
-
     n, L = model.n, int(harmonics)
     if L < 2:
         raise InputError(f"'harmonics' must be at least 2 (one is spent on starting at rest), got {harmonics}")
@@ -131,8 +132,15 @@ def excitation_trajectory(model, period, harmonics, joints=None, q_center=None, 
 
     rng = np.random.default_rng(seed)
     starts = [rng.standard_normal(2 * n * (L - 1)) for _ in range(max(1, restarts))]
-    x0 = min(starts, key=cond_of)
-    res = minimize(cond_of, x0, method="L-BFGS-B", options={"maxiter": maxiter, "maxfun": maxiter * (len(x0) + 1)})
-    x = res.x if res.fun <= cond_of(x0) else x0
+    values = [cond_of(x) for x in starts]
+    x, fx = starts[int(np.argmin(values))], min(values)
+    step = 0.3
+    for _ in range(maxiter):  # (1+1) evolution strategy with the 1/5th success rule (Rechenberg)
+        y = x + step * rng.standard_normal(x.shape)
+        fy = cond_of(y)
+        if fy < fx:
+            x, fx, step = y, fy, step * 1.5
+        else:
+            step *= 1.5 ** -0.25
     a, b, q0 = _scaled(*_complete(x, n, L, moving), wf, center, lo, hi, vmax, amax, grid)
     return Excitation(a, b, q0, period, float(np.exp(cond_of(x))), count)
