@@ -58,6 +58,9 @@ def test_excitation_starts_at_rest_within_limits():
     Yb = bp.regressor(*ex(tk))
     assert np.linalg.cond(Yb / np.linalg.norm(Yb, axis=0)) == pytest.approx(ex.cond, rel=1e-6)
     assert ex.cond < 100
+    # the optimiser improves on its best random start
+    start = rc.excitation_trajectory(model, 10.0, 5, seed=0, base=bp, maxiter=0)
+    assert ex.cond < 0.9 * start.cond
     # acceleration limits, when given, hold too
     amax = np.full(model.n, 2.0)
     ex2 = rc.excitation_trajectory(model, 10.0, 3, seed=1, base=bp, maxiter=0, restarts=2, accel_limits=amax)
