@@ -48,7 +48,7 @@ setup(
             "rne_controller = rne_control.ros.controller_node:main",
             "rne_sim = rne_control.ros.sim_node:main",
             "rne_demo = rne_control.ros.demo:main",
-            "rne_identify = rne_control.identification.cli:main",
+            "rne_identify = rne_control.ros.identify_cli:main",
         ],
     },
 )

@@ -98,6 +98,8 @@ def fit(args, out=None):
 def parser():
     p = argparse.ArgumentParser(prog="rne_identify", description="Dynamic parameter identification for rne_control")
     sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("run", help="record an excitation trajectory over ROS (rne_control.ros.identify_run; "
+                               "the rne_identify console script dispatches it)")
     f = sub.add_parser("fit", help="fit a model to a recorded trajectory (.npz)")
     f.add_argument("data", help="the record (.npz, rne_control.identification.record)")
     f.add_argument("--model", required=True, help="the nominal model file (URDF, DH-YAML or URDF sidecar)")
@@ -115,6 +117,9 @@ def parser():
 
 def main(argv=None):
     args = parser().parse_args(argv)
+    if args.command == "run":
+        print("rne_identify: 'run' needs ROS: use the rne_identify console script", file=sys.stderr)
+        return 2
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # published inertias that break the triangle inequality
