@@ -27,6 +27,7 @@ bench: $(STAMP)
 	$(VPY) bench/bench_floating.py
 	$(VPY) bench/bench_elastic.py
 	$(VPY) bench/bench_parallel.py
+	$(VPY) bench/bench_identification.py
 
 bench-loop: $(STAMP)
 	$(VPY) bench/bench_loop.py

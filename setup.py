@@ -16,9 +16,10 @@ setup(
         ("share/" + package_name + "/urdf", glob("urdf/*")),
     ],
     python_requires=">=3.10",
-    install_requires=["numpy", "numba", "PyYAML", "urdfdom-py"],
+    install_requires=["numpy", "numba", "PyYAML", "urdfdom-py", "scipy"],
     extras_require={
-        "test": ["pytest", "pin", "example-robot-data", "matplotlib"],
+        "test": ["pytest", "pin", "example-robot-data", "matplotlib", "cvxpy"],
+        "identify": ["cvxpy", "matplotlib"],
         "ros": [
             "ros-rclpy",
             "ros-rmw-fastrtps-cpp",
@@ -60,6 +61,7 @@ setup(
             "rne_controller = rne_control.ros.controller_node:main",
             "rne_sim = rne_control.ros.sim_node:main",
             "rne_demo = rne_control.ros.demo:main",
+            "rne_identify = rne_control.ros.identify_cli:main",
         ],
     },
 )

@@ -14,6 +14,8 @@ from .dynamics import (parallel_coriolis_torques, parallel_forward_dynamics, par
                        parallel_inverse_dynamics, parallel_joint_forward_dynamics, parallel_joint_inverse_dynamics,
                        parallel_mass_matrix, platform_forward_kinematics, platform_inverse_kinematics,
                        platform_jacobian)
+from .identification import (base_parameters, differentiate, excitation_trajectory, identify, parameter_names,
+                             parameter_vector, regressor)
 
 __version__ = "0.1.0"
 __all__ = ["Model", "ModelError", "InputError", "SingularMassMatrixError", "load_urdf", "load_dh", "load_model",
@@ -25,4 +27,6 @@ __all__ = ["Model", "ModelError", "InputError", "SingularMassMatrixError", "load
            "platform_inverse_kinematics", "platform_forward_kinematics", "platform_jacobian",
            "parallel_inverse_dynamics", "parallel_forward_dynamics", "parallel_joint_inverse_dynamics",
            "parallel_joint_forward_dynamics", "parallel_gravity_torques", "parallel_coriolis_torques",
-           "parallel_mass_matrix"]
+           "parallel_mass_matrix",
+           "regressor", "parameter_vector", "parameter_names", "base_parameters",
+           "excitation_trajectory", "identify", "differentiate"]

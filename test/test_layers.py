@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 PKG = Path(__file__).parents[1] / "rne_control"
-ORDER = ["model", "dynamics", "control", "ros"]
+ORDER = ["model", "dynamics", "identification", "control", "ros"]
 
 
 def imports_of(path):

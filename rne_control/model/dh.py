@@ -167,10 +167,10 @@ def load_dh(path_or_dict, floating_base=None, joints=None, locked=None):
     gravity = doc.get("gravity")
     if gravity is not None:
         gravity = _vec3(doc, "gravity", src)
-    return build_model(str(doc.get("name", "robot")), links, joints=joints, locked=locked, gravity=gravity,
-                       floating_base=floating_base, elastic=elastic, actuated=actuated)
-
-
+    model = build_model(str(doc.get("name", "robot")), links, joints=joints, locked=locked, gravity=gravity,
+                        floating_base=floating_base, elastic=elastic, actuated=actuated)
+    model.source = ("dh", doc, dict(joints=joints, locked=locked, floating_base=floating_base))
+    return model
 def _passive_keys(e, where, jt, joint, elastic, actuated):
     """A link's ``elastic`` and ``actuated`` keys into the maps that build_model takes."""
     if "actuated" in e:

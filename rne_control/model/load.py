@@ -3,11 +3,23 @@ import os
 
 from .dh import load_dh
 from .errors import ModelError
+from .sidecar import load_sidecar
 from .urdf import load_urdf
 
 
+def _peek(path):
+    """The parsed YAML document, or None if it cannot be read (load_dh then reports the problem)."""
+    import yaml
+    try:
+        with open(path) as fh:
+            return yaml.safe_load(fh)
+    except (OSError, yaml.YAMLError):
+        return None
+
+
 def load_model(source, joints=None, locked=None, floating_base=None, **kw):
-    """Load a URDF (path or XML string) or a DH YAML file (``.yaml``/``.yml``) into a Model.
+    """Load a URDF (path or XML string), a DH YAML file (``.yaml``/``.yml``), or a URDF sidecar YAML (a
+    ``.yaml`` with a ``urdf`` key, see rne_control.model.sidecar) into a Model.
 
     ``floating_base=None`` keeps the file's own choice (DH YAML ``base:``; URDF: fixed).
     """
@@ -18,6 +30,9 @@ def load_model(source, joints=None, locked=None, floating_base=None, **kw):
     if ext in (".yaml", ".yml"):
         if kw:
             raise ModelError(f"options {sorted(kw)} apply to URDF models only")
+        doc = _peek(path)
+        if isinstance(doc, dict) and "urdf" in doc:
+            return load_sidecar(path, doc, joints=joints, locked=locked, floating_base=floating_base)
         return load_dh(path, floating_base=floating_base, joints=joints, locked=locked)
     if ext in (".urdf", ".xml"):
         return load_urdf(path, joints=joints, locked=locked, floating_base=bool(floating_base), **kw)

@@ -82,6 +82,33 @@ class Model:
         self.floating_base = bool(floating_base)
         self.base_link = base_link
         self.index = {name: i for i, name in enumerate(self.joint_names)}
+        self.link_params = {}  # link name -> its own [m, h, I_o] in its link frame (set by build_model)
+        self.source = None     # (format, file or document, loader options), set by the loaders
+
+    def with_parameters(self, link_params, rotor_inertia, viscous, coulomb):
+        """A copy of this model with other inertial parameters and joint friction, same kinematics.
+
+        ``link_params`` maps every link name to its 10-vector [m, hx, hy, hz, Ixx, Iyy, Izz, Ixy, Ixz, Iyz]
+        about the link-frame origin in link-frame axes (kg, kg m, kg m^2); ``rotor_inertia``, ``viscous``,
+        ``coulomb`` are per joint in ``joint_names`` order. No physical-consistency check (identification
+        results may be inconsistent); the payload is not carried over.
+        """
+        import copy
+        new = copy.copy(self)
+        new._tree = np.array(self._tree)
+        for i in range(self.nb):
+            k = int(self._tree[i, 17])
+            new._tree[i, 12:15] = rotor_inertia[k], viscous[k], coulomb[k]
+        params = np.zeros((self.nb + 1, 10))
+        for name in self.link_names:
+            body, T = self.link_frames[name]
+            params[body] += transform_params(np.asarray(link_params[name], float), T)  # body -1 = the base row
+        new._params = _readonly(params)
+        new.link_params = {k: _readonly(link_params[k]) for k in self.link_names}
+        new._payload = None
+        new._K = new._kernel_array(new._params, self.gravity)
+        new._lock = threading.Lock()
+        return new
 
     def _kernel_array(self, params, gravity):
         nb = self._tree.shape[0]
@@ -254,6 +281,7 @@ def build_model(name, links, joints=None, locked=None, gravity=None, floating_ba
     qindex = {j: i for i, j in enumerate(joints)}
 
     frames = {}          # link name -> (body, T_link_in_body)
+    link_params = {}     # link name -> its own parameters in its link frame
     topo, kin, params = [], [], []
     base_params = np.zeros(10)
     n = len(joints)
@@ -307,7 +335,8 @@ def build_model(name, links, joints=None, locked=None, gravity=None, floating_ba
             msg = check_inertia(float(mass), I_com, f"link '{lk.name}'")
             if msg:
                 warnings.warn(msg, stacklevel=3)
-            p = transform_params(body_params(float(mass), com, I_com), T)
+            link_params[lk.name] = body_params(float(mass), com, I_com)
+            p = transform_params(link_params[lk.name], T)
             if body < 0:
                 base_params += p
             else:
@@ -319,8 +348,10 @@ def build_model(name, links, joints=None, locked=None, gravity=None, floating_ba
         raise ModelError(f"gravity must be 3 finite numbers, got {g.tolist()}")
     root = links[0].name
     cols = elastic_columns(name, joints, movable, elastic, actuated)
-    return Model(name, joints, [lk.name for lk in links], topo, kin, params + [base_params], frames, g,
-                 effort, velocity, floating_base, root, plims, cols)
+    model = Model(name, joints, [lk.name for lk in links], topo, kin, params + [base_params], frames, g,
+                  effort, velocity, floating_base, root, plims, cols)
+    model.link_params = {lk.name: _readonly(link_params.get(lk.name, np.zeros(10))) for lk in links}
+    return model
 
 
 __all__ = ["Model", "Link", "build_model", "REVOLUTE", "PRISMATIC", "inverse"]

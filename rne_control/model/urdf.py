@@ -37,7 +37,8 @@ def _parse(source):
     return robot
 
 
-def load_urdf(source, joints=None, locked=None, friction=True, gravity=None, floating_base=False, elastic=None):
+def load_urdf(source, joints=None, locked=None, friction=True, gravity=None, floating_base=False, elastic=None,
+              joint_dynamics=None):
     """Load a URDF (file path, or XML string as in ROS's ``robot_description``) into a :class:`Model`.
 
     Revolute, continuous (one angle), prismatic and fixed joints; fixed joints are folded into their parent
@@ -98,6 +99,10 @@ def load_urdf(source, joints=None, locked=None, friction=True, gravity=None, flo
         if friction and joint.dynamics is not None:
             kw["viscous"] = float(joint.dynamics.damping or 0.0)
             kw["coulomb"] = float(joint.dynamics.friction or 0.0)
+        extra = (joint_dynamics or {}).get(joint.name, {})
+        for key, field in (("rotor", "rotor_inertia"), ("viscous", "viscous"), ("coulomb", "coulomb")):
+            if field in extra:
+                kw[key] = float(extra[field])
         axis = joint.axis if joint.axis is not None else [1.0, 0.0, 0.0]
         return Link(name, parent=joint.parent, joint_name=joint.name, joint_type=jt, T_joint=_pose(joint.origin),
                     axis=axis, inertial=inertial, **kw)
@@ -111,5 +116,12 @@ def load_urdf(source, joints=None, locked=None, friction=True, gravity=None, flo
     order = [j.name for j in robot.joints if j.type != "fixed"]
     if elastic is not None and not isinstance(elastic, dict):
         raise ModelError("'elastic' must map joint names to {stiffness, rest_position, damping}")
-    return build_model(robot.name, links, joints=joints, locked=locked, gravity=gravity,
-                       floating_base=floating_base, default_order=order, elastic=elastic)
+    for j in joint_dynamics or {}:
+        if j not in order:
+            raise ModelError(f"joint_dynamics: unknown or fixed joint '{j}' (movable joints: {order})")
+    model = build_model(robot.name, links, joints=joints, locked=locked, gravity=gravity,
+                        floating_base=floating_base, default_order=order, elastic=elastic)
+    model.source = ("urdf", source, dict(joints=joints, locked=locked, friction=friction, gravity=gravity,
+                                         floating_base=floating_base, joint_dynamics=joint_dynamics,
+                                         elastic=elastic))
+    return model
