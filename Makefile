@@ -13,7 +13,9 @@ $(STAMP): $(VPY) setup.py
 	$(VPY) -m pip install -q -e '.[test,ros,colcon]'
 	touch $(STAMP)
 
+# fill numba's cache for the installed source files (first node start in ~1 s instead of ~1 min)
 install: $(STAMP)
+	$(VPY) -m rne_control.compile
 
 test: $(STAMP)
 	$(VPY) -m pytest -q
