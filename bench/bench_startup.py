@@ -8,6 +8,7 @@ its set-up step, then a warm start (the OS caches warm too):
   ``setup.py install`` runs ``rne_control.compile`` against the installed files);
 * ``pip``: ``pip install .`` (a wheel) into a temporary venv, then the documented set-up step
   ``rne_compile``;
+* ``dev`` (with ``--dev``): this checkout's own console script and cache (after ``make install``);
 * ``cold`` (with ``--cold``): this checkout with an empty NUMBA_CACHE_DIR, no set-up step (what a
   node pays without ahead-of-time compilation).
 
@@ -111,7 +112,8 @@ def controller_argv(exe, params):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--only", default="colcon,pip", help="comma-separated: colcon, pip")
+    ap.add_argument("--only", default="colcon,pip", help="comma-separated: colcon, pip (or none)")
+    ap.add_argument("--dev", action="store_true", help="also start this checkout's installed console script")
     ap.add_argument("--cold", action="store_true", help="also start this checkout with an empty cache")
     ap.add_argument("--watch", type=float, default=3.0, help="s of commands to record after the first")
     ap.add_argument("--keep", action="store_true", help="keep the temporary installs")
@@ -124,15 +126,26 @@ def main():
     probe = Probe()
     rows = []
 
+    def floor(env):
+        """The part no node can avoid on this machine now: a bare interpreter importing numpy, numba and
+        rclpy with a message package, and initialising numba's compiler (one trivial cached function)."""
+        code = ("import numpy, numba, rclpy, sensor_msgs.msg\n"
+                "numba.njit(cache=False)(lambda: 0)()\n")
+        t0 = time.monotonic()
+        subprocess.run([sys.executable, "-c", code], env=env, check=True)
+        return time.monotonic() - t0
+
     def measure(label, argv, env, setup_s):
         for run in ("first", "warm"):
             t, gap, n = first_command(probe, argv, env, a.watch)
-            rows.append((label, run, setup_s if run == "first" else None, t, gap, n))
-            print("%-7s %-5s first command %.2f s after start; largest gap in the next %.0f s: %.3f s (%d commands)"
-                  % (label, run, t, a.watch, gap, n), flush=True)
+            f = floor(env)
+            rows.append((label, run, setup_s if run == "first" else None, t, gap, f))
+            print("%-7s %-5s first command %.2f s after start; largest gap in the next %.0f s: %.3f s (%d commands); "
+                  "bare imports %.2f s; load average %.1f" % (label, run, t, a.watch, gap, n, f, os.getloadavg()[0]),
+                  flush=True)
 
     try:
-        for what in a.only.split(","):
+        for what in [w for w in a.only.split(",") if w and w != "none"]:
             if what == "colcon":
                 ws = work / "colcon_ws"
                 shutil.copytree(REPO, ws / "src" / "rne_control", ignore=IGNORE)
@@ -160,21 +173,25 @@ def main():
                 measure("pip", controller_argv(venv / "bin" / "rne_controller",
                                                venv / "share" / "rne_control" / "config" / "puma560_controller.yaml"),
                         env, s)
+        if a.dev:
+            measure("dev", controller_argv(bindir / "rne_controller", REPO / "config" / "puma560_controller.yaml"),
+                    base_env, None)
         if a.cold:
             env = dict(base_env, NUMBA_CACHE_DIR=str(work / "empty_cache"))
             t, gap, n = first_command(probe, controller_argv(bindir / "rne_controller",
                                                              REPO / "config" / "puma560_controller.yaml"),
                                       env, a.watch, timeout=900)
-            rows.append(("cold", "first", None, t, gap, n))
+            rows.append(("cold", "first", None, t, gap, floor(env)))
             print("cold    first command %.2f s after start (no set-up step); largest gap %.3f s" % (t, gap))
     finally:
         probe.close()
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)
-    print("\n| install | start | set-up step (s) | first command after start (s) | largest gap after it (s) |")
-    print("|---|---|---|---|---|")
-    for label, run, s, t, gap, n in rows:
-        print("| %s | %s | %s | %.2f | %.3f |" % (label, run, "-" if s is None else "%.1f" % s, t, gap))
+    print("\n| install | start | set-up step (s) | first command after start (s) | largest gap after it (s) "
+          "| bare imports (s) |")
+    print("|---|---|---|---|---|---|")
+    for label, run, s, t, gap, f in rows:
+        print("| %s | %s | %s | %.2f | %.3f | %.2f |" % (label, run, "-" if s is None else "%.1f" % s, t, gap, f))
 
 
 if __name__ == "__main__":

@@ -407,7 +407,7 @@ def test_bad_input_counted_output_finite_and_limited(ros_procs, ros_node, puma):
         return {kv.key: kv.value for kv in m.status[0].values} if m else {}
 
     assert ros_node.wait_for(lambda: int(diag_values().get("rejected_joint_states", 0)) >= 15
-                             and int(diag_values().get("ignored_joint_states", 0)) >= 3, 5.0)
+                             and int(diag_values().get("ignored_joint_states", 0)) >= 3, 5.0), str(diag_values())
     d = diag_values()
     assert int(d["rejected_joint_states"]) == 15
     assert int(d["ignored_joint_states"]) == 3

@@ -176,3 +176,18 @@ def test_compile_monitor_sees_a_new_signature(tmp_path):
     assert r.stdout.splitlines() == [
         "{} []",
         "{'rne_control.control._kernels.take': 1} ['rne_control.control._kernels.take'] [1.0, 1.0, 1.0]"]
+
+
+def test_sigint_while_compiling_exits_0(ros_procs, ros_node, tmp_path):
+    """A node that gets SIGINT while it compiles its kernels (an empty cache) exits with code 0."""
+    import time
+
+    ctl = ros_procs.start("rne_controller", params={"model_file": config("puma560.yaml"), "gc_freeze": False},
+                          env={"NUMBA_CACHE_DIR": str(tmp_path / "cache")})
+    deadline = time.monotonic() + 120.0
+    while "loading the kernels" not in ctl.log() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)                                   # into the compilation (a minute with an empty cache)
+    assert "loading the kernels" in ctl.log() and "kernels ready" not in ctl.log(), ctl.log()
+    assert ctl.stop(timeout=60.0) == 0, ctl.log()[-3000:]
+    assert "kernels ready" not in ctl.log()

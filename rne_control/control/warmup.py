@@ -35,10 +35,12 @@ def available_bases(law: ControlLaw) -> list:
 
 
 def warm_up_law(law: ControlLaw, base_state: Optional[BaseState] = None, parts: Optional[dict] = None,
-                hold_out: Optional[np.ndarray] = None, warn: Optional[Callable[[str], None]] = None) -> None:
+                hold_out: Optional[np.ndarray] = None, warn: Optional[Callable[[str], None]] = None,
+                stop=None) -> None:
     """Call :meth:`ControlLaw.compute`, :meth:`~ControlLaw.split` and :meth:`~ControlLaw.hold_torque` for
     every base, base-velocity source, mode and friction setting. ``warn`` receives a message for a base
-    that fails (its error shows again when the base is selected)."""
+    that fails (its error shows again when the base is selected). ``stop`` (e.g. a threading.Event):
+    checked between the calls, which may each compile for seconds; KeyboardInterrupt once it is set."""
     n = law.n
     q, z = np.zeros(n), np.zeros(n)
     bs = base_state if base_state is not None else BaseState()
@@ -54,6 +56,8 @@ def warm_up_law(law: ControlLaw, base_state: Optional[BaseState] = None, parts: 
                     for mode in MODES:
                         law.set_mode(mode)
                         for friction in (False, True):
+                            if stop is not None and stop.is_set():
+                                raise KeyboardInterrupt
                             law.friction = friction
                             law.compute(q, z, q, z, z, 1.0, bs)
                             law.split(q, z, q, z, z, 1.0, bs, parts)

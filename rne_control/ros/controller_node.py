@@ -142,7 +142,7 @@ from .controller_settings import (COMMAND_TYPES, RUNTIME_NAMES, RUNTIME_SPECS, S
                                   Settings)
 from .params import Spec, T, TypedParameters
 from .loop_stats import LoopStats
-from .runner import run
+from .runner import STOP, run
 from .paths import resolve_model_file
 
 NODE_NAME = "rne_controller"
@@ -283,6 +283,7 @@ class ControllerNode(Node):
 
         # --- warm-up: compile/load every kernel before publishing anything
         t0 = time.perf_counter()
+        log.info("loading the kernels (compiling those not in numba's cache: run rne_compile once after installing)")
         self._warm_up()
         # from here on nothing may compile: the monitor reports any kernel that does (diagnostics, log)
         self.jit_monitor = CompileMonitor()
@@ -329,7 +330,8 @@ class ControllerNode(Node):
         self._now_ns = self._ros_now_ns if self._sim_time else time.time_ns
 
         # --- ROS interfaces
-        self._js_sub = self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
+        # deep enough for several drivers publishing between two cycles (each message carries other joints)
+        self._js_sub = self.create_subscription(JointState, "/joint_states", self._on_joint_state, 100)
         self.create_subscription(JointTrajectory, "~/joint_trajectory", self._on_trajectory, 10)
         self.create_subscription(Odometry, "base_odometry", self._on_odometry, 10)
         self.create_subscription(AccelStamped, "base_accel", self._on_accel, 10)
@@ -347,7 +349,9 @@ class ControllerNode(Node):
         """Run every compiled path once (every mode, base, trajectory kind, ramp, clamp, state mapping),
         on throwaway objects where they hold state, so that no cycle compiles anything."""
         log = self.get_logger()
-        warm_up_law(self.law, self.base_state, self._parts, self._hold_full, warn=log.warning)
+        warm_up_law(self.law, self.base_state, self._parts, self._hold_full, warn=log.warning, stop=STOP)
+        if STOP.is_set():  # SIGINT while compiling: stop here (the runner exits with 0)
+            raise KeyboardInterrupt
         warm_up_trajectory(TrajectoryGenerator(self.joints))
         warm_up_output(self.nc)
         names = list(self.model.joint_names)
