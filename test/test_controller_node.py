@@ -371,7 +371,7 @@ def test_bad_input_counted_output_finite_and_limited(ros_procs, ros_node, puma):
     d0 = {kv.key: kv.value for kv in diags.last().status[0].values}
     assert d0["state"] == "waiting for /joint_states"
     assert len(cmds) == 0
-    js = ros_node.publisher(JointState, "/joint_states", 50)
+    js = ros_node.publisher(JointState, "/joint_states", 1000)   # deep: no drop when the node is starved
     good = joint_state(PUMA_J, [0.1, 0.8, -0.3, 0.2, 0.4, 0.1], [0.5, -3.0, 4.0, 2.0, -1.0, 8.0])
     timer = ros_node.node.create_timer(0.004, lambda: js.publish(good))
     assert ros_node.wait_for(lambda: len(cmds) > 20, 40.0, procs=[ctl]), ctl.log()
