@@ -13,7 +13,9 @@ $(STAMP): $(VPY) setup.py
 	$(VPY) -m pip install -q -e '.[test,ros,colcon,interfaces]'
 	touch $(STAMP)
 
+# fill numba's cache for the installed source files (first node start in ~1 s instead of ~1 min)
 install: $(STAMP)
+	$(VPY) -m rne_control.compile
 
 # the test-only control_msgs interfaces, built once into build/interfaces/ (about 2 min) and reused
 interfaces: $(STAMP)

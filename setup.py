@@ -1,6 +1,29 @@
+import os
+import subprocess
+import sys
 from glob import glob
 
 from setuptools import find_packages, setup
+from setuptools.command.install import install
+
+
+class InstallAndCompile(install):
+    """``setup.py install`` (what ``colcon build`` runs), then ``rne_control.compile`` against the
+    installed files, so that the nodes find every numba kernel in the cache at first launch (numba keys
+    its cache to the source file's path). Skipped for staged installs (``--root``, as in building a
+    wheel: the files move afterwards) and when RNE_CONTROL_NO_COMPILE=1."""
+
+    def run(self):
+        super().run()
+        if self.root or os.environ.get("RNE_CONTROL_NO_COMPILE") == "1":
+            return
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([self.install_lib] + [p for p in [env.get("PYTHONPATH")] if p])
+        print("compiling the numba kernels against %s (rne_control.compile)" % self.install_lib, flush=True)
+        r = subprocess.run([sys.executable, "-m", "rne_control.compile"], env=env, cwd=self.install_lib)
+        if r.returncode:
+            print("warning: rne_control.compile failed (exit %d): the nodes will compile their kernels at "
+                  "first start" % r.returncode, file=sys.stderr)
 
 package_name = "rne_control"
 
@@ -62,6 +85,8 @@ setup(
             "rne_sim = rne_control.ros.sim_node:main",
             "rne_demo = rne_control.ros.demo:main",
             "rne_identify = rne_control.ros.identify_cli:main",
+            "rne_compile = rne_control.compile:main",
         ],
     },
+    cmdclass={"install": InstallAndCompile},
 )

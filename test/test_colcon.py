@@ -42,8 +42,11 @@ def colcon_install(tmp_path_factory):
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env.pop("COLCON_HOME", None)
     env["COLCON_HOME"] = str(ws / ".colcon")  # ignore any user-level colcon defaults
+    env.pop("NUMBA_CACHE_DIR", None)          # the build fills the cache next to the installed files
+    env.pop("RNE_CONTROL_NO_COMPILE", None)
     cmd = [colcon, "build", "--base-paths", "src", "--event-handlers", "console_cohesion+"]
-    r = subprocess.run(cmd, cwd=ws, env=env, capture_output=True, text=True, timeout=240)
+    # the build compiles every numba kernel (rne_control.compile): 1-3 min on two busy cores
+    r = subprocess.run(cmd, cwd=ws, env=env, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, f"colcon build failed:\n{r.stdout[-6000:]}\n{r.stderr[-4000:]}"
     return ws / "install"
 
@@ -79,6 +82,21 @@ def test_colcon_installed_package_importable(colcon_install):
     assert site, "no site-packages in the colcon install"
     assert (site[0] / "rne_control" / "ros" / "sim_node.py").is_file()
     assert (site[0] / "rne_control" / "ros" / "controller_node.py").is_file()
+
+
+def test_colcon_build_fills_the_numba_cache_of_the_installed_files(colcon_install):
+    """numba's cache is keyed to the source path: the build compiled against install/, and a fresh
+    process that imports the installed package compiles nothing."""
+    site = next((colcon_install / "rne_control" / "lib").glob("python3*/site-packages"))
+    index = sorted(p.name for p in (site / "rne_control" / "dynamics" / "__pycache__").glob("rnea.*.nbi"))
+    assert index, "no numba cache next to the installed dynamics/rnea.py"
+    assert not list((colcon_install.parent / "build").rglob("*.nbi")), "kernels were cached for build/"
+    env = dict(os.environ, PYTHONPATH=str(site))
+    env.pop("NUMBA_CACHE_DIR", None)
+    r = subprocess.run([sys.executable, "-m", "rne_control.compile"], env=env, capture_output=True, text=True,
+                       timeout=600, cwd=str(colcon_install))
+    assert r.returncode == 0, r.stderr
+    assert str(site) in r.stdout and "(0 compiled," in r.stdout, r.stdout
 
 
 # ----------------------------------------------------------------------------- launch files (no launch here)

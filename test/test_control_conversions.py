@@ -25,17 +25,51 @@ def test_mapping_by_name_any_order_extra_ignored_locked_kept():
     (["j1", "j3"], [0.0, 0.0], [math.inf, 0.0], "non-finite velocity"),
     (["j1", "j3"], [0.0], [], "position has"),
     (["j1", "j3"], [0.0, 0.0], [0.0], "velocity has"),
-    (["j1"], [0.0], [0.0], "missing: j3"),
-    (["a", "b"], [0.0, 0.0], [0.0, 0.0], "no controlled joint"),
     (["j1", "j3", "j1"], [0.0, 0.0, 0.0], [], "twice"),
+    (["j1", "j2"], [0.0, 0.0], [0.0, 0.0], "effort has"),
+    (["j2", "j1"], [0.5, math.inf], [], "position of joint 'j1'"),     # optional j2 is not applied either
 ])
 def test_rejections_leave_the_state_untouched(names, pos, vel, why):
     m = JointStateMapper(MODEL_J, ("j1", "j3"))
     m.update(["j1", "j3"], [1.0, 3.0], [0.1, 0.3], 0.0)
     with pytest.raises(JointStateError, match=why):
-        m.update(names, pos, vel, 0.1)
+        m.update(names, pos, vel, 0.1, effort=[0.0] if "effort" in why else [])
     np.testing.assert_array_equal(m.q, [1.0, 0.0, 3.0, 0.0])
     np.testing.assert_array_equal(m.qd, [0.1, 0.0, 0.3, 0.0])
+    np.testing.assert_array_equal(m.last_update, [0.0, -math.inf, 0.0, -math.inf])
+
+
+def test_merge_by_name_per_joint_freshness_and_what_is_not_an_error():
+    m = JointStateMapper(MODEL_J, ("j1", "j3"), initial_q=[0.0, 0.5, 0.0, -0.25])
+    assert m.update(["j1"], [1.0], [0.1], 1.0) == 1                     # one joint per message
+    assert m.oldest_update() == -math.inf and m.stale_joints(1.0, 0.05) == ["j3"]
+    assert m.update(["j3", "x"], [3.0, 7.0], [0.3, 7.0], 1.02) == 1
+    np.testing.assert_array_equal(m.q, [1.0, 0.5, 3.0, -0.25])
+    np.testing.assert_array_equal(m.qd, [0.1, 0.0, 0.3, 0.0])
+    assert m.oldest_update() == 1.0
+    # none of the needed joints: ignored (0), not an error; an optional model joint is still taken
+    assert m.update(["a", "b"], [0.0, 0.0], [], 1.03) == 0
+    assert m.update(["j2"], [0.7], [0.07], 1.03) == 0
+    assert m.q[1] == 0.7 and m.qd[1] == 0.07
+    # a NaN of an optional joint is skipped, a NaN effort does not reject
+    assert m.update(["j2", "j1"], [math.nan, 1.5], [0.0, 0.2], 1.04, effort=[math.nan, math.nan]) == 1
+    assert m.q[1] == 0.7 and m.q[0] == 1.5
+    np.testing.assert_array_equal(m.last_update, [1.04, -math.inf, 1.02, -math.inf])
+    assert m.stale_joints(1.08, 0.05) == ["j3"] and m.stale_joints(1.06, 0.05) == []
+
+
+def test_velocity_estimated_per_joint_at_its_own_rate():
+    """j1 at 1 kHz without velocities, j3 at 100 Hz without velocities, j2 with velocities: each joint's
+    estimate converges to its own slope."""
+    m = JointStateMapper(("j1", "j2", "j3"), ("j1", "j2", "j3"), velocity_cutoff_hz=20.0)
+    for k in range(1000):
+        t = 1e-3 * k
+        m.update(["j1"], [2.0 * t], [], t)
+        if k % 10 == 0:
+            m.update(["j3"], [-1.0 * t], [], t)
+            m.update(["j2"], [0.0], [5.0], t)
+    assert m.estimating_velocity and m.estimated_joints() == ["j1", "j3"]
+    np.testing.assert_allclose(m.qd, [2.0, 5.0, -1.0], rtol=1e-6)
 
 
 def test_velocity_estimate_converges_to_slope():

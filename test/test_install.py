@@ -35,5 +35,5 @@ def test_pip_install_non_editable(tmp_path):
     assert puma == str(venv / "share" / "rne_control" / "config" / "puma560.yaml")
     assert ffsr == str(venv / "share" / "rne_control" / "urdf" / "ffsr.urdf")
     assert n == "7"
-    for exe in ("rne_controller", "rne_sim", "rne_demo"):
+    for exe in ("rne_controller", "rne_sim", "rne_demo", "rne_compile"):
         assert (venv / "bin" / exe).is_file()

@@ -130,6 +130,7 @@ def warm_up() -> None:
     clamp(z, o, z.copy(), sat)
     blend_offset(z.copy(), z, 0.5)
     gather(z, idx, z.copy(), idx)
+    gather_finite(z, idx, z.copy(), idx)
     take(z, idx, z.copy())
     put(z, idx, z.copy())
     add_friction(z, z, z, z.copy())
@@ -142,3 +143,12 @@ def add_friction(qd, fs, fv, out):
         v = qd[i]
         s = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
         out[i] += fs[i] * s + fv[i] * v
+
+
+@njit(cache=True, nogil=True)
+def gather_finite(src, src_idx, dst, dst_idx):
+    """dst[dst_idx[j]] = src[src_idx[j]] where that value is finite (others keep their value)."""
+    for j in range(src_idx.shape[0]):
+        x = src[src_idx[j]]
+        if math.isfinite(x):
+            dst[dst_idx[j]] = x

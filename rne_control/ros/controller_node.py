@@ -55,7 +55,8 @@ payload_inertia           double[6]   [0]*6                         ixx iyy izz 
                                                                     (positive definite, or all 0: point mass)
 friction_compensation     bool        false                         add the model's Fs sign(qd) + Fv qd
 effort_limits             double[]    unset: the model's            N m or N, > 0; the output is clamped to them
-state_timeout             double      0.05                          s without a valid state before on_stale
+state_timeout             double      0.05                          s: every controlled joint must have been
+                                                                    received within it, else on_stale
 on_stale                  string      hold                          hold | zero | stop
 ramp_time                 double      0.5                           s of linear blend after a change
 ========================  ==========  ============================  ===========================================
@@ -72,8 +73,19 @@ in :mod:`rne_control.ros.conversions`); ``/diagnostics`` at 1 Hz.
 
 Behaviour
 ---------
-Nothing is published until the dynamics kernels are compiled (each function
-is called once at start) and a first valid joint state has arrived. At that
+Nothing is published until the dynamics kernels are loaded or compiled (the
+warm-up runs every mode, base, trajectory kind, ramp and on_stale path once;
+``rne_compile``, run at install, fills numba's cache so that this takes about
+a second) and every controlled joint has been received. After "kernels ready"
+nothing compiles: a kernel that does is named in the log and counted in the
+diagnostics (``jit_signatures_after_ready``, ``jit_compiles_after_ready``).
+
+``/joint_states`` messages from several publishers are merged by name (see
+:mod:`rne_control.ros.joint_states`): the state is fresh while every
+controlled joint was received within ``state_timeout``; a stale state names
+the joints in the log and in the diagnostics (``stale_joints``). Messages
+without any controlled joint are ignored (``ignored_joint_states``), not
+rejected. At that
 activation the desired state holds the measured position, the feed-forward
 applies at once and the feedback terms ramp in over ``ramp_time``. A change
 of mode, base, gains, gravity, payload or friction compensation, and the
@@ -94,6 +106,7 @@ The node exits with code 0 on SIGINT.
 """
 from __future__ import annotations
 
+import array
 import gc
 import math
 import os
@@ -120,7 +133,9 @@ from ..control.laws import MODES, SPLIT_PARTS, BaseState, ControlLaw
 from ..control.limits import EffortLimiter
 from ..control.ramp import OffsetRamp, Ramp
 from ..control.trajectory import TrajectoryError, TrajectoryGenerator
+from ..control.warmup import warm_up_law, warm_up_output, warm_up_trajectory
 from ..control.watchdog import FRESH, NO_STATE, STALE, Watchdog
+from ..compile import CompileMonitor
 from .conversions import (STATE_FIELDS, JointStateError, JointStateMapper, accel_fields, bind_float_field,
                           odometry_fields, trajectory_fields)
 from . import follow_joint_trajectory
@@ -128,7 +143,7 @@ from .controller_settings import (COMMAND_TYPES, RUNTIME_NAMES, RUNTIME_SPECS, S
                                   Settings)
 from .params import Spec, T, TypedParameters
 from .loop_stats import LoopStats
-from .runner import run
+from .runner import STOP, run
 from .paths import resolve_model_file
 
 NODE_NAME = "rne_controller"
@@ -233,7 +248,12 @@ class ControllerNode(Node):
         # --- control layer (all preallocated)
         self.law = ControlLaw(model)
         self.traj = TrajectoryGenerator(self.joints)
-        self.mapper = JointStateMapper(names, self.joints, q0, float(self.params.get("velocity_filter_cutoff")))
+        # needed joints: the controlled ones (later, through the Plant, also those the model needs measured)
+        self.mapper = JointStateMapper(names, self.joints, q0, float(self.params.get("velocity_filter_cutoff")),
+                                       required=self.joints)
+        self._recv_ns = np.full(len(names), -1, dtype=np.int64)  # per model joint, receive time; -1: never
+        self._stamp_ns = np.zeros(len(names), dtype=np.int64)     # per model joint, header stamp
+        self._ignored_states = 0
         self.base_state = BaseState()
         self.feedback_ramp = Ramp(0.5)
         self.output_ramp = OffsetRamp(nc, 0.5)
@@ -265,7 +285,12 @@ class ControllerNode(Node):
 
         # --- warm-up: compile/load every kernel before publishing anything
         t0 = time.perf_counter()
+        log.info("loading the kernels (compiling those not in numba's cache: run rne_compile once after installing)")
         self._warm_up()
+        # from here on nothing may compile: the monitor reports any kernel that does (diagnostics, log)
+        self.jit_monitor = CompileMonitor()
+        self.jit_monitor.start()
+        self._jit_reported = set()
         log.info("kernels ready in %.2f s" % (time.perf_counter() - t0))
 
         # --- messages (preallocated; numpy views share the message buffers)
@@ -307,7 +332,8 @@ class ControllerNode(Node):
         self._now_ns = self._ros_now_ns if self._sim_time else time.time_ns
 
         # --- ROS interfaces
-        self._js_sub = self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
+        # deep enough for several drivers publishing between two cycles (each message carries other joints)
+        self._js_sub = self.create_subscription(JointState, "/joint_states", self._on_joint_state, 100)
         self.create_subscription(JointTrajectory, "~/joint_trajectory", self._on_trajectory, 10)
         self.create_subscription(Odometry, "base_odometry", self._on_odometry, 10)
         self.create_subscription(AccelStamped, "base_accel", self._on_accel, 10)
@@ -323,40 +349,20 @@ class ControllerNode(Node):
                     ctype, self._cmd_pub.topic_name))
 
     def _warm_up(self) -> None:
-        K.warm_up()
-        law = self.law
-        m = self.model
-        q = np.zeros(m.n)
-        z = np.zeros(m.n)
-        saved = (law.mode, law.base, law.friction)
-        bases = ["fixed"]
-        if m.floating_base:
-            bases += [b for b in ("moving", "free_floating")
-                      if getattr(law.dyn, {"moving": "moving_base_inverse_dynamics",
-                                           "free_floating": "free_floating_inverse_dynamics"}[b], None)]
-        for base in bases:
-            try:
-                law.set_base(base)
-                for mode in MODES:
-                    law.set_mode(mode)
-                    for fr in (False, True):
-                        law.friction = fr
-                        law.compute(q, z, q, z, z, 1.0, self.base_state)
-                law.split(q, z, q, z, z, 1.0, self.base_state, self._parts)
-                law.hold_torque(q, self.base_state, self._hold_full)
-            except Exception as e:  # a missing floating-base function shows up when selected
-                self.get_logger().warning("warm-up of base %r failed: %s" % (base, e))
-        if m.floating_base and law._mom is not None:
-            try:
-                law._mom(m, q, z, None, (0.0, 0.0, 0.0, 1.0))
-            except Exception as e:
-                self.get_logger().warning("warm-up of base_twist_from_momentum failed: %s" % e)
-        law.mode, law.base, law.friction = saved
-        self.traj.reset(np.zeros(self.nc))
-        self.traj.sample(0.0)
-        self.limiter.apply(self._tau_sel, out=self._tau_sel.copy())
-        self.limiter.saturated_cycles = 0
-        self.limiter.nonfinite = 0
+        """Run every compiled path once (every mode, base, trajectory kind, ramp, clamp, state mapping),
+        on throwaway objects where they hold state, so that no cycle compiles anything."""
+        log = self.get_logger()
+        warm_up_law(self.law, self.base_state, self._parts, self._hold_full, warn=log.warning, stop=STOP)
+        if STOP.is_set():  # SIGINT while compiling: stop here (the runner exits with 0)
+            raise KeyboardInterrupt
+        warm_up_trajectory(TrajectoryGenerator(self.joints))
+        warm_up_output(self.nc)
+        names = list(self.model.joint_names)
+        n = len(names)
+        m = JointStateMapper(names, self.joints, np.zeros(n))
+        m.update(names, array.array("d", bytes(8 * n)), array.array("d", bytes(8 * n)), 0.0)
+        m.update(names, array.array("d", bytes(8 * n)), array.array("d"), 0.01)
+        m.update(names, array.array("d", bytes(8 * n)), array.array("d"), 0.02)
 
     def _realtime_options(self) -> None:
         log = self.get_logger()
@@ -435,22 +441,39 @@ class ControllerNode(Node):
         return self._now_ns() * 1e-9
 
     def _on_joint_state(self, msg: JointState) -> None:
+        """Merge one /joint_states message (see :mod:`rne_control.ros.joint_states`); the state is fresh
+        while every needed joint was received within state_timeout."""
         now_ns = self._now_ns()
+        st = msg.header.stamp
+        stamp_ns = st.sec * 1000000000 + st.nanosec
         try:
-            if len(msg.effort) not in (0, len(msg.name)):
-                raise JointStateError("effort has %d values for %d names" % (len(msg.effort), len(msg.name)))
-            self.mapper.update(msg.name, msg.position, msg.velocity, self._state_time(msg, now_ns))
+            got = self.mapper.update(msg.name, msg.position, msg.velocity,
+                                     (stamp_ns if stamp_ns else now_ns) * 1e-9, msg.effort)
         except JointStateError as e:
             self._reject("joint_states", "/joint_states", e)
             return
+        if not got:
+            self._ignored_states += 1
+            return
+        idx = self.mapper.updated
+        self._recv_ns[idx] = now_ns
+        self._stamp_ns[idx] = stamp_ns
+        req = self.mapper.required_index
+        oldest = self._recv_ns[req].min()
+        if oldest >= 0:
+            self.watchdog.feed(oldest * 1e-9)
+        self._state_stamp_ns = int(self._stamp_ns[req].min())
         if self.mapper.estimating_velocity and not self._warned_velocity:
             self._warned_velocity = True
-            self.get_logger().warning("/joint_states has no velocities: estimating them by filtered "
-                                      "differentiation (%.0f Hz)" % self.mapper.velocity_cutoff_hz)
+            self.get_logger().warning("/joint_states has no velocities for %s: estimating them by filtered "
+                                      "differentiation (%.0f Hz)" % (", ".join(self.mapper.estimated_joints()),
+                                                                     self.mapper.velocity_cutoff_hz))
         self._state_count += 1
-        self.watchdog.feed(now_ns * 1e-9)
-        st = msg.header.stamp
-        self._state_stamp_ns = st.sec * 1000000000 + st.nanosec
+
+    def stale_joints(self, now_ns: int) -> list:
+        """Needed joints not received within state_timeout (never received ones included)."""
+        limit = now_ns - int(self.watchdog.timeout * 1e9)
+        return [j for j, i in zip(self.mapper.required, self.mapper.required_index) if self._recv_ns[i] < limit]
 
     @staticmethod
     def _state_time(msg, now_ns) -> float:
@@ -547,8 +570,9 @@ class ControllerNode(Node):
         cmd = self._cmd
         if status == STALE:
             if wd.went_stale:
-                self.get_logger().warning("no valid joint state for %.3f s (state_timeout %.3f s): %s"
-                                          % (wd.age(now), wd.timeout, wd.on_stale))
+                self.get_logger().warning("no valid joint state for %.3f s (state_timeout %.3f s) from %s: %s"
+                                          % (wd.age(now), wd.timeout, ", ".join(self.stale_joints(now_ns)),
+                                             wd.on_stale))
                 self.law.hold_torque(self.mapper.q, self.base_state, self._hold_full)
                 K.take(self._hold_full, self.ctrl_idx, self._hold_cmd)
             if wd.on_stale == "stop":
@@ -630,12 +654,20 @@ class ControllerNode(Node):
         sat = [j for j, f in zip(self.joints, self._sat_mask) if f]
         self._sat_mask[:] = False
         rej = sum(self._rejected.values())
+        late_jit = self.jit_monitor.new_signatures()
+        for name in set(late_jit) | set(self.jit_monitor.compiles):
+            if name not in self._jit_reported:
+                self._jit_reported.add(name)
+                self.get_logger().warning("%s was compiled after the warm-up, on the cycle path" % name)
+        now_ns = self._now_ns()
+        missing = self.stale_joints(now_ns) if wd.status != FRESH else []
         if wd.status != FRESH:
             level, message = DiagnosticStatus.ERROR if wd.status == STALE else DiagnosticStatus.WARN, \
-                "joint state " + st
-        elif late_now or sat:
+                "joint state %s: %s" % (st, ", ".join(missing))
+        elif late_now or sat or late_jit:
             level, message = DiagnosticStatus.WARN, ("%d late cycles" % late_now if late_now else
-                                                     "saturated: " + ", ".join(sat))
+                                                     "saturated: " + ", ".join(sat) if sat else
+                                                     "compiled on the cycle path: " + ", ".join(sorted(late_jit)))
         else:
             level, message = DiagnosticStatus.OK, "running"
 
@@ -651,6 +683,7 @@ class ControllerNode(Node):
                                              "publish_time_p50_us", "publish_time_p99_us")] + [
             kv("late_cycles", self.stats.late_cycles), kv("late_cycles_last_period", late_now),
             kv("state", st), kv("state_age_ms", "%.2f" % (1e3 * age)),
+            kv("stale_joints", ",".join(missing)), kv("ignored_joint_states", self._ignored_states),
             kv("stale_events", wd.stale_events),
             kv("saturated_joints", ",".join(sat)), kv("saturated_cycles", self.limiter.saturated_cycles),
             kv("rejected_messages", rej),
@@ -658,6 +691,8 @@ class ControllerNode(Node):
             kv("trajectory_running", self.traj.running),
             kv("velocity_estimated", self.mapper.estimating_velocity),
             kv("ramp_active", self.output_ramp.active or self.feedback_ramp.active),
+            kv("jit_signatures_after_ready", sum(late_jit.values())),
+            kv("jit_compiles_after_ready", len(self.jit_monitor.compiles)),
         ]
         arr = DiagnosticArray()
         arr.header.stamp = self.get_clock().now().to_msg()

@@ -33,7 +33,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..control import _kernels as K
+from .joint_states import JointStateError, JointStateMapper  # noqa: F401 (re-exported)
 
 STATE_FIELDS = (
     "position_desired", "velocity_desired", "acceleration_desired",
@@ -69,101 +69,6 @@ def bind_float_field(msg, field: str, n: int) -> np.ndarray:
     if not isinstance(buf, array.array) or buf.typecode != "d":
         raise TypeError("%s.%s is not an array('d')" % (type(msg).__name__, field))
     return np.frombuffer(buf, dtype=np.float64) if n else np.zeros(0)
-
-
-class JointStateError(ValueError):
-    pass
-
-
-class JointStateMapper:
-    """Map sensor_msgs/JointState messages by name onto the model's joint order.
-
-    * Joints are matched by name in any order; joints the model does not know are ignored.
-    * Every controlled joint must be present; uncontrolled model joints are taken when present
-      and otherwise keep their previous (initially their locked) value.
-    * Position/velocity/effort arrays must have one value per name (velocity/effort may be empty).
-    * NaN or inf in a used position or velocity rejects the message.
-    * Empty velocities are estimated by a first-order filtered difference of positions.
-
-    :meth:`update` validates into staging buffers and only commits on success, so a
-    rejected message leaves ``q``/``qd`` untouched. Raises :class:`JointStateError`.
-    """
-
-    def __init__(self, model_joint_names: Sequence[str], controlled: Sequence[str],
-                 initial_q=None, velocity_cutoff_hz: float = 50.0):
-        self.model_joint_names = tuple(model_joint_names)
-        self.controlled = tuple(controlled)
-        self.n = len(self.model_joint_names)
-        self._model_index = {nm: i for i, nm in enumerate(self.model_joint_names)}
-        self._controlled_set = set(self.controlled)
-        self.q = np.zeros(self.n) if initial_q is None else np.array(initial_q, dtype=float)
-        self.qd = np.zeros(self.n)
-        self._q_stage = self.q.copy()
-        self._qd_stage = self.qd.copy()
-        self._q_prev = self.q.copy()
-        self._t_prev = None
-        self.velocity_cutoff_hz = float(velocity_cutoff_hz)
-        self.estimating_velocity = False
-        self._names_cache: Optional[List[str]] = None
-        self._src_idx = np.zeros(0, dtype=np.int64)
-        self._dst_idx = np.zeros(0, dtype=np.int64)
-
-    def _build_map(self, names: List[str]) -> None:
-        src, dst = [], []
-        seen = set()
-        for k, nm in enumerate(names):
-            if nm in seen:
-                raise JointStateError("joint %r appears twice in name" % nm)
-            seen.add(nm)
-            i = self._model_index.get(nm)
-            if i is not None:
-                src.append(k)
-                dst.append(i)
-        missing = [nm for nm in self.controlled if nm not in seen]
-        if missing:
-            if len(missing) == len(self.controlled):
-                raise JointStateError("no controlled joint in the message (names: %s)" % ", ".join(names[:8]))
-            raise JointStateError("controlled joint(s) missing: %s" % ", ".join(missing))
-        self._src_idx = np.asarray(src, dtype=np.int64)
-        self._dst_idx = np.asarray(dst, dtype=np.int64)
-        self._names_cache = list(names)
-
-    def update(self, names, position, velocity, t: float) -> None:
-        """Commit one message's values (names/position/velocity sequences) received at time t."""
-        nn = len(names)
-        if len(position) != nn:
-            raise JointStateError("position has %d values for %d names" % (len(position), nn))
-        nv = len(velocity)
-        if nv != 0 and nv != nn:
-            raise JointStateError("velocity has %d values for %d names" % (nv, nn))
-        if self._names_cache is None or names != self._names_cache:
-            self._build_map(list(names))
-        pos = position if isinstance(position, np.ndarray) else np.frombuffer(position, dtype=np.float64) \
-            if isinstance(position, array.array) else np.asarray(position, dtype=float)
-        np.copyto(self._q_stage, self.q)
-        if not K.gather(pos, self._src_idx, self._q_stage, self._dst_idx):
-            raise JointStateError("non-finite position")
-        np.copyto(self._qd_stage, self.qd)
-        if nv:
-            vel = velocity if isinstance(velocity, np.ndarray) else np.frombuffer(velocity, dtype=np.float64) \
-                if isinstance(velocity, array.array) else np.asarray(velocity, dtype=float)
-            if not K.gather(vel, self._src_idx, self._qd_stage, self._dst_idx):
-                raise JointStateError("non-finite velocity")
-            self.estimating_velocity = False
-        else:
-            self.estimating_velocity = True
-            if self._t_prev is not None and t > self._t_prev:
-                dt = t - self._t_prev
-                tau = 1.0 / (2.0 * math.pi * self.velocity_cutoff_hz)
-                alpha = dt / (tau + dt)
-                # qd += alpha * ((q - q_prev)/dt - qd)
-                for i in self._dst_idx:
-                    raw = (self._q_stage[i] - self._q_prev[i]) / dt
-                    self._qd_stage[i] += alpha * (raw - self._qd_stage[i])
-        np.copyto(self.q, self._q_stage)
-        np.copyto(self.qd, self._qd_stage)
-        np.copyto(self._q_prev, self.q)
-        self._t_prev = t
 
 
 def trajectory_fields(msg):

@@ -1,0 +1,169 @@
+"""Ahead-of-time compilation of every numba kernel into numba's on-disk cache, and a compile monitor.
+
+Run ``rne_compile`` (or ``python -m rne_control.compile``) once after installing: ``make install``,
+the documented ``pip install`` set-up and ``colcon build`` (through ``setup.py install``) run it. It
+compiles every kernel of the library and the control layer for the argument types the library and
+the nodes call them with, and numba stores them next to the installed source files (``__pycache__``,
+or ``NUMBA_CACHE_DIR`` when set). Numba keys the cache to the source file's path and modification
+time, so it must run against the files that the nodes import. A node started afterwards loads the
+kernels instead of compiling them (about 1 s instead of tens of seconds).
+
+:class:`CompileMonitor` counts what numba compiles or loads after a point in time: the controller
+node starts it at "kernels ready" and reports anything that compiles on the cycle path.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+# A two-joint floating-base robot (one revolute, one prismatic joint): the kernels take the model as
+# an array, so compiling them for this model compiles them for every model.
+_URDF = """<robot name="rne_compile">
+  <link name="base"><inertial><mass value="2.0"/><origin xyz="0 0 0"/>
+    <inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="l1"><inertial><mass value="1.0"/><origin xyz="0.1 0 0"/>
+    <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="l2"><inertial><mass value="0.5"/><origin xyz="0 0 0.1"/>
+    <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0 0.2"/>
+    <axis xyz="0 1 0"/><limit effort="10" velocity="2" lower="-3" upper="3"/>
+    <dynamics damping="0.1" friction="0.2"/></joint>
+  <joint name="j2" type="prismatic"><parent link="l1"/><child link="l2"/><origin xyz="0.3 0 0"/>
+    <axis xyz="1 0 0"/><limit effort="10" velocity="1" lower="-1" upper="1"/></joint>
+</robot>"""
+
+
+def dispatchers() -> list:
+    """(qualified name, numba dispatcher) of every jitted function in the loaded rne_control modules."""
+    from numba.core.dispatcher import Dispatcher
+
+    out, seen = [], set()
+    for mname, mod in sorted(sys.modules.items()):
+        if mod is None or not (mname == "rne_control" or mname.startswith("rne_control.")):
+            continue
+        for attr, obj in sorted(vars(mod).items()):
+            if isinstance(obj, Dispatcher) and id(obj) not in seen:
+                seen.add(id(obj))
+                out.append(("%s.%s" % (getattr(obj.py_func, "__module__", mname), obj.py_func.__qualname__),
+                            obj))
+    return out
+
+
+def signature_counts(disp=None) -> dict:
+    """{qualified name: number of compiled (or cache-loaded) signatures}."""
+    return {name: len(d.overloads) for name, d in (dispatchers() if disp is None else disp)}
+
+
+class CompileMonitor:
+    """From :meth:`start` on: the signatures that rne_control's dispatchers gain (compiled or loaded
+    from the cache) and numba's compile events (``numba:compile``; a cache load fires none)."""
+
+    def __init__(self):
+        self._disp = []
+        self._base = {}
+        self.compiles = []  # names of the functions numba compiled since start()
+        self._listener = None
+
+    def start(self) -> None:
+        from numba.core import event
+
+        self._disp = dispatchers()
+        self._base = signature_counts(self._disp)
+        self.compiles = []
+        if self._listener is None:
+            monitor = self
+
+            class _Listener(event.Listener):
+                def on_start(self, ev):
+                    pass
+
+                def on_end(self, ev):
+                    d = ev.data.get("dispatcher")
+                    f = getattr(d, "py_func", None)
+                    monitor.compiles.append("%s.%s" % (f.__module__, f.__qualname__) if f else str(d))
+
+            self._listener = _Listener()
+            event.register("numba:compile", self._listener)
+
+    def new_signatures(self) -> dict:
+        """{name: signatures gained since start()} (non-zero entries only)."""
+        now = signature_counts(self._disp)
+        return {k: v - self._base.get(k, 0) for k, v in now.items() if v != self._base.get(k, 0)}
+
+    def stop(self) -> None:
+        if self._listener is not None:
+            from numba.core import event
+
+            event.unregister("numba:compile", self._listener)
+            self._listener = None
+
+
+def compile_all(verbose: bool = False) -> dict:
+    """Compile (or load) every kernel: the library's dynamics kernels for their canonical argument
+    types, and the control layer's paths through :mod:`rne_control.control.warmup`. Returns
+    {"seconds", "signatures", "compiled"} (compiled: how many numba actually compiled, not loaded)."""
+    import warnings
+
+    import rne_control as rc
+    from .control.laws import BaseState, ControlLaw, SPLIT_PARTS
+    from .control.trajectory import TrajectoryGenerator
+    from .control.warmup import warm_up_law, warm_up_output, warm_up_trajectory
+    from .dynamics import api, calls, floating_api
+
+    t0 = time.perf_counter()
+    mon = CompileMonitor()
+    mon.start()
+    for table in (api.KERNELS, floating_api.KERNELS):
+        for name, (one, one_sig, many, many_sig) in table.items():
+            calls.prepare(one, [one_sig])
+            calls.prepare(many, [many_sig])
+            if verbose:
+                print("compiled %s (%.1f s)" % (name, time.perf_counter() - t0), flush=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = rc.load_model(_URDF, floating_base=True)
+    law = ControlLaw(model)
+    warm_up_law(law, BaseState(), {k: np.zeros(model.n) for k in SPLIT_PARTS})
+    warm_up_trajectory(TrajectoryGenerator(model.joint_names))
+    warm_up_output(model.n)
+    _warm_up_state_mapping(model)
+    stats = {"seconds": time.perf_counter() - t0, "signatures": sum(signature_counts().values()),
+             "compiled": len(mon.compiles)}
+    mon.stop()
+    return stats
+
+
+def _warm_up_state_mapping(model) -> None:
+    """The joint-state mapping of the ROS layer (no rclpy needed): with and without velocities."""
+    import array
+
+    from .ros.conversions import JointStateMapper
+
+    n = model.n
+    names = list(model.joint_names)
+    m = JointStateMapper(names, names, np.zeros(n))
+    m.update(names, array.array("d", [0.0] * n), array.array("d", [0.0] * n), 0.0)
+    m.update(names, array.array("d", [0.1] * n), array.array("d"), 0.01)
+    m.update(names, [0.2] * n, [], 0.02)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="rne_compile", description=__doc__.split("\n\n")[0])
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    p.add_argument("-v", "--verbose", action="store_true", help="report each kernel")
+    a = p.parse_args(argv)
+    import numba.core.config as ncfg
+    stats = compile_all(verbose=a.verbose)
+    if not a.quiet:
+        import rne_control
+        where = ncfg.CACHE_DIR or "__pycache__ next to %s" % rne_control.__file__.rsplit("/", 1)[0]
+        print("rne_compile: %d kernel signatures ready in %.1f s (%d compiled, the rest loaded from the cache; "
+              "cache: %s)" % (stats["signatures"], stats["seconds"], stats["compiled"], where))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""Warm-up: run every compiled path of the control layer once, before the control loop starts.
+
+numba compiles a kernel on its first call (or loads it from the on-disk cache). A path that the
+warm-up misses compiles inside a control cycle and stalls the loop for seconds, so these functions
+reach every mode, base, base-velocity source, friction setting, the torque split, the stale-state
+hold torque, every trajectory kind (linear, cubic, quintic, hold), the output ramp and the clamp.
+They restore the state of the objects they exercise. ``rne_control.compile`` runs them ahead of
+time to fill numba's cache; the controller node runs them at start.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import numpy as np
+
+from . import _kernels as K
+from .laws import BASE_VELOCITY_SOURCES, BASES, MODES, BaseState, ControlLaw
+from .limits import EffortLimiter
+from .ramp import OffsetRamp
+from .trajectory import TrajectoryGenerator
+
+
+def available_bases(law: ControlLaw) -> list:
+    """The bases ``law`` can run on its model: fixed, and moving / free_floating on a floating-base model."""
+    if not getattr(law.model, "floating_base", False):
+        return ["fixed"]
+    out = []
+    for base in BASES:
+        try:
+            law.set_base(base)
+        except ValueError:
+            continue
+        out.append(base)
+    return out
+
+
+def warm_up_law(law: ControlLaw, base_state: Optional[BaseState] = None, parts: Optional[dict] = None,
+                hold_out: Optional[np.ndarray] = None, warn: Optional[Callable[[str], None]] = None,
+                stop=None) -> None:
+    """Call :meth:`ControlLaw.compute`, :meth:`~ControlLaw.split` and :meth:`~ControlLaw.hold_torque` for
+    every base, base-velocity source, mode and friction setting. ``warn`` receives a message for a base
+    that fails (its error shows again when the base is selected). ``stop`` (e.g. a threading.Event):
+    checked between the calls, which may each compile for seconds; KeyboardInterrupt once it is set."""
+    n = law.n
+    q, z = np.zeros(n), np.zeros(n)
+    bs = base_state if base_state is not None else BaseState()
+    hold = np.zeros(n) if hold_out is None else hold_out
+    saved = (law.mode, law.base, law.friction, law.base_velocity_source)
+    try:
+        for base in available_bases(law):
+            sources = BASE_VELOCITY_SOURCES if base != "fixed" and law._mom is not None else ("odometry",)
+            try:
+                law.set_base(base)
+                for src in sources:
+                    law.base_velocity_source = src
+                    for mode in MODES:
+                        law.set_mode(mode)
+                        for friction in (False, True):
+                            if stop is not None and stop.is_set():
+                                raise KeyboardInterrupt
+                            law.friction = friction
+                            law.compute(q, z, q, z, z, 1.0, bs)
+                            law.split(q, z, q, z, z, 1.0, bs, parts)
+                    law.hold_torque(q, bs, hold)
+            except Exception as e:  # noqa: BLE001 (reported, and raised again when the base is selected)
+                if warn is not None:
+                    warn("warm-up of base %r failed: %s" % (base, e))
+    finally:
+        law.mode, law.base, law.friction, law.base_velocity_source = saved
+
+
+def warm_up_trajectory(traj: TrajectoryGenerator) -> None:
+    """Sample a linear, a cubic and a quintic trajectory inside a segment and past its end, then hold
+    zero again."""
+    n = traj.n
+    names = list(traj.joint_names)
+    zero = [0.0] * n
+    one = [0.1] * n
+    for V, A in ((None, None), ([zero, zero], None), ([zero, zero], [zero, zero])):
+        traj.reset(np.zeros(n))
+        prep = traj.prepare(names, [0.1, 0.2], [one, zero], V, A)
+        traj.set_trajectory(prep, 0.0)
+        traj.sample(0.05)
+        traj.sample(0.15)
+        traj.sample(1.0)
+        # a trajectory that starts later (pending) and replaces nothing
+        traj.set_trajectory(prep, 1.0, 1.5)
+        traj.sample(1.6)
+    traj.reset(np.zeros(n))
+    traj.sample(0.0)
+
+
+def warm_up_output(n: int) -> None:
+    """The output ramp (blend) and the clamp for an n-joint command."""
+    K.warm_up()
+    tau = np.zeros(n)
+    ramp = OffsetRamp(n, 0.5)
+    ramp.start_blend(0.0, np.ones(n), tau)
+    ramp.apply(0.25, tau)
+    EffortLimiter(np.ones(n)).apply(np.full(n, 2.0), out=np.zeros(n))

@@ -1,0 +1,193 @@
+"""Start-up: nothing compiles on the cycle path, and the ahead-of-time compile step fills numba's cache.
+
+The lockstep test starts rne_controller with NUMBA_CACHE_DIR set to an empty folder (a fresh install),
+so the node compiles every kernel itself at start. It then drives every mode, base, base-velocity
+source, friction setting, trajectory kind, ramp and on_stale path, and reads the node's own count of
+the signatures that rne_control's numba dispatchers gained after "kernels ready" (dispatcher
+signatures and numba's compile events, reported in /diagnostics).
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+from ros_util import config
+from test_controller_node import Lockstep
+
+FFSR = config("ffsr.yaml")
+J = ["joint1", "joint2", "joint3", "joint4", "joint5", "joint6"]
+MODES = ("computed_torque", "gravity", "coriolis", "gravity_coriolis", "off")
+
+
+def _diag(diags):
+    m = diags.last()
+    return {kv.key: kv.value for kv in m.status[0].values} if m else {}
+
+
+def _trajectory(q0, kind, t_end=0.05):
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    msg = JointTrajectory()
+    msg.joint_names = list(J)
+    for k, t in enumerate((t_end / 2, t_end)):
+        pt = JointTrajectoryPoint()
+        pt.positions = [float(x) + 0.05 * (k + 1) for x in q0]
+        if kind in ("cubic", "quintic"):
+            pt.velocities = [0.0] * len(J)
+        if kind == "quintic":
+            pt.accelerations = [0.0] * len(J)
+        sec = int(t)
+        pt.time_from_start = Duration(sec=sec, nanosec=int(round((t - sec) * 1e9)))
+        msg.points.append(pt)
+    return msg
+
+
+def test_nothing_compiles_after_kernels_ready(ros_procs, ros_node, tmp_path):
+    from diagnostic_msgs.msg import DiagnosticArray
+    from trajectory_msgs.msg import JointTrajectory
+
+    cache = tmp_path / "numba_cache"
+    cache.mkdir()
+    rate = 100.0
+    ctl = ros_procs.start("rne_controller", params={
+        "model_file": FFSR, "use_sim_time": True, "gc_freeze": False, "rate": rate, "base": "fixed",
+        "ramp_time": 0.03, "state_timeout": 0.05, "on_stale": "hold", "effort_limits": [1e3] * 6,
+        "state_publish_rate": 0.0}, env={"NUMBA_CACHE_DIR": str(cache)})
+    diags = ros_node.collect(DiagnosticArray, "/diagnostics")
+    ls = Lockstep(ros_node, rate)
+    traj_pub = ros_node.publisher(JointTrajectory, "/rne_controller/joint_trajectory", 10)
+    q = np.array([0.1, 0.5, -0.8, 0.2, 0.4, -0.1])
+    qd = np.array([0.2, -0.1, 0.3, 0.1, -0.2, 0.1])
+    ls.start(J, q, qd, timeout=400.0, procs=[ctl])       # compiles every kernel from scratch
+    assert "kernels ready" in ctl.log()
+    assert os.listdir(cache), "the node did not use the empty NUMBA_CACHE_DIR"
+
+    def set_params(**p):
+        res = ros_node.set_parameters("/rne_controller", p)
+        assert all(r.successful for r in res), [r.reason for r in res]
+
+    def run(steps, with_velocity=True):
+        for _ in range(steps):
+            ls.step(J, q, qd if with_velocity else None)
+
+    cmds = []
+    for base in ("fixed", "moving", "free_floating"):
+        for source in (("odometry", "momentum") if base != "fixed" else ("odometry",)):
+            for mode in MODES:
+                for friction in (False, True):
+                    set_params(base=base, base_velocity_source=source, mode=mode, friction_compensation=friction)
+                    run(4)                                   # a ramp from the previous law, and past it
+                    cmds.append(ls.command(ls.cmds.last()))
+    set_params(base="fixed", mode="computed_torque", friction_compensation=False)
+    run(5, with_velocity=False)                          # velocities estimated by the node
+    for kind in ("linear", "cubic", "quintic"):
+        traj_pub.publish(_trajectory(q, kind))
+        run(8)                                           # inside the trajectory and past its end
+    set_params(payload_link="link6", payload_mass=1.5, gravity=[0.0, 0.0, -9.81])
+    run(5)
+    for on_stale in ("hold", "zero", "stop"):
+        set_params(on_stale=on_stale)
+        run(3)
+        for _ in range(8):                               # no states: stale
+            ls.step(expect=on_stale != "stop")
+        run(5)                                           # fresh again: ramp back in
+    assert np.all(np.isfinite(np.array(cmds)))
+    assert not all(np.allclose(c, cmds[0]) for c in cmds)   # the modes and bases did produce different laws
+
+    n0 = len(diags)
+    assert ros_node.wait_for(lambda: len(diags) > n0 + 1, 10.0, procs=[ctl])
+    d = _diag(diags)
+    assert d["stale_events"] == "3"
+    assert int(d["jit_signatures_after_ready"]) == 0, ctl.log()[-3000:]
+    assert int(d["jit_compiles_after_ready"]) == 0, ctl.log()[-3000:]
+    assert "compiled after the warm-up" not in ctl.log()
+
+
+def test_compile_step_fills_the_cache_for_a_fresh_process(tmp_path):
+    """After ``python -m rne_control.compile``, a new process finds every kernel in the cache: numba
+    compiles nothing while that process compiles all kernels again."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    r = subprocess.run([sys.executable, "-m", "rne_control.compile"], env=env, capture_output=True, text=True,
+                       timeout=900)
+    assert r.returncode == 0, r.stderr
+    assert " 0 compiled" not in r.stdout                      # the empty cache: everything compiled
+    r = subprocess.run([sys.executable, "-m", "rne_control.compile"], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "(0 compiled," in r.stdout, r.stdout
+
+
+def test_cold_start_in_real_time_has_no_gap_after_the_first_command(ros_procs, ros_node, tmp_path):
+    """Smoke test: rne_sim and rne_controller started cold (each with an empty NUMBA_CACHE_DIR) in
+    real time; after the first command, commands keep coming (no gap over 1 s), through trajectories of
+    each kind and mode switches (ramps)."""
+    from std_msgs.msg import Float64MultiArray
+    from trajectory_msgs.msg import JointTrajectory
+
+    cfg = config("puma560_controller.yaml")
+    cmds = ros_node.collect(Float64MultiArray, "/effort_controller/commands", keep=100000)
+    sim = ros_procs.start("rne_sim", params_file=cfg, params={"integrator": "semi_implicit", "sim_rate": 1000.0,
+                                                              "publish_rate": 250.0},
+                          env={"NUMBA_CACHE_DIR": str(tmp_path / "cache_sim")})
+    ctl = ros_procs.start("rne_controller", params_file=cfg, params={"rate": 250.0, "gc_freeze": False},
+                          env={"NUMBA_CACHE_DIR": str(tmp_path / "cache_ctl")})
+    assert ros_node.wait_for(lambda: len(cmds) > 0, 600.0, procs=[sim, ctl]), ros_procs.logs()
+    assert ros_node.wait_for(lambda: len(cmds) > 250, 20.0, procs=[sim, ctl]), ros_procs.logs()
+    traj_pub = ros_node.publisher(JointTrajectory, "/rne_controller/joint_trajectory", 10)
+    for kind in ("linear", "cubic", "quintic"):
+        traj_pub.publish(_trajectory([0.0, 0.7854, -0.7854, 0.0, 0.7854, 0.0], kind, t_end=0.4))
+        ros_node.sleep(0.6)
+    for mode in ("gravity_coriolis", "computed_torque"):
+        assert ros_node.set_parameters("/rne_controller", {"mode": mode})[0].successful
+        ros_node.sleep(0.7)
+    ros_node.sleep(1.0)
+    _, times = cmds.snapshot()
+    gaps = np.diff(np.array(times))
+    assert len(times) > 500
+    assert gaps.max() <= 1.0, "gap of %.2f s after %d commands\n%s" % (gaps.max(), int(gaps.argmax()),
+                                                                        ros_procs.logs())
+    assert sim.alive() and ctl.alive()
+
+
+def test_compile_monitor_sees_a_new_signature(tmp_path):
+    """The monitor the node uses: a kernel called with new argument types after start() is reported,
+    by its gained signature and by numba's compile event (in a fresh process with an empty cache)."""
+    code = """if True:
+        import numpy as np
+        from rne_control.compile import CompileMonitor, dispatchers
+        from rne_control.control import _kernels as K
+        names = [n for n, _ in dispatchers()]
+        assert "rne_control.control._kernels.take" in names and "rne_control.dynamics.rnea.rnea_one" in names
+        K.take(np.zeros(3), np.arange(3), np.zeros(3))
+        mon = CompileMonitor()
+        mon.start()
+        K.take(np.zeros(3), np.arange(3), np.zeros(3))          # the types it has: nothing new
+        print(mon.new_signatures(), mon.compiles)
+        out = np.zeros(3, dtype=np.float32)
+        K.take(np.ones(3, dtype=np.float32), np.arange(3), out)  # float32: compiles on the spot
+        mon.stop()
+        print(mon.new_signatures(), mon.compiles, out.tolist())
+    """
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "{} []",
+        "{'rne_control.control._kernels.take': 1} ['rne_control.control._kernels.take'] [1.0, 1.0, 1.0]"]
+
+
+def test_sigint_while_compiling_exits_0(ros_procs, ros_node, tmp_path):
+    """A node that gets SIGINT while it compiles its kernels (an empty cache) exits with code 0."""
+    import time
+
+    ctl = ros_procs.start("rne_controller", params={"model_file": config("puma560.yaml"), "gc_freeze": False},
+                          env={"NUMBA_CACHE_DIR": str(tmp_path / "cache")})
+    deadline = time.monotonic() + 120.0
+    while "loading the kernels" not in ctl.log() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)                                   # into the compilation (a minute with an empty cache)
+    assert "loading the kernels" in ctl.log() and "kernels ready" not in ctl.log(), ctl.log()
+    assert ctl.stop(timeout=60.0) == 0, ctl.log()[-3000:]
+    assert "kernels ready" not in ctl.log()
