@@ -89,12 +89,17 @@ def joint_arrays(model, **named):
     """Convert joint-space inputs to float64 arrays of shape (n,) or, if any is stacked, all (N, n).
 
     Returns (list of arrays, N or None)."""
-    n = model.n
+    return sized_arrays([(name, x, model.n, "joints", model.joint_names) for name, x in named.items()])
+
+
+def sized_arrays(items):
+    """Like :func:`joint_arrays` for inputs of different sizes: ``items`` are (name, value, size, what,
+    names), e.g. ("tau", tau, 6, "rigid joints", names). Returns (list of arrays, N or None)."""
     arrays, N = [], None
-    for name, x in named.items():
+    for name, x, size, what, names in items:
         a = as_float(name, x)
-        if a.ndim not in (1, 2) or a.shape[-1] != n:
-            raise InputError(f"'{name}' must have shape ({n},) or (N, {n}) for joints {list(model.joint_names)}, "
+        if a.ndim not in (1, 2) or a.shape[-1] != size:
+            raise InputError(f"'{name}' must have shape ({size},) or (N, {size}) for {what} {list(names)}, "
                              f"got {a.shape}")
         if a.ndim == 2:
             if N is not None and a.shape[0] != N:
@@ -102,7 +107,7 @@ def joint_arrays(model, **named):
             N = a.shape[0]
         arrays.append(a)
     if N is not None:
-        arrays = [a if a.ndim == 2 else np.ascontiguousarray(np.broadcast_to(a, (N, n))) for a in arrays]
+        arrays = [a if a.ndim == 2 else np.ascontiguousarray(np.broadcast_to(a, (N, a.shape[0]))) for a in arrays]
     return arrays, N
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..model.errors import InputError
 from . import elastic as el
-from .calls import FIELDS, FLAGS, MODEL, arr, as_float, check, close, external_forces, model_array, prepare
+from .calls import FIELDS, FLAGS, MODEL, arr, check, close, external_forces, model_array, prepare, sized_arrays
 from .spatial import FRICTION, LENGTH
 
 _f1, _f2, _f3 = arr(1), arr(2), arr(3)
@@ -44,22 +44,9 @@ def _check(model, st, rigid_name, sample=None):
 
 def _arrays(model, q, qd, x, x_name):
     """q, qd (n) and x (N_r) as float64, single (·,) or all stacked (N, ·); returns (arrays, N or None)."""
-    sizes = (("q", q, model.n, "joints", model.joint_names), ("qd", qd, model.n, "joints", model.joint_names),
-             (x_name, x, len(model.rigid_joint_names), "rigid joints", model.rigid_joint_names))
-    arrays, N = [], None
-    for name, val, size, what, names in sizes:
-        a = as_float(name, val)
-        if a.ndim not in (1, 2) or a.shape[-1] != size:
-            raise InputError(f"'{name}' must have shape ({size},) or (N, {size}) for the {what} {list(names)}, "
-                             f"got {a.shape}")
-        if a.ndim == 2:
-            if N is not None and a.shape[0] != N:
-                raise InputError(f"'{name}' stacks {a.shape[0]} samples, others {N}")
-            N = a.shape[0]
-        arrays.append(a)
-    if N is not None:
-        arrays = [a if a.ndim == 2 else np.ascontiguousarray(np.broadcast_to(a, (N, a.shape[0]))) for a in arrays]
-    return arrays, N
+    return sized_arrays((("q", q, model.n, "the joints", model.joint_names),
+                         ("qd", qd, model.n, "the joints", model.joint_names),
+                         (x_name, x, len(model.rigid_joint_names), "the rigid joints", model.rigid_joint_names)))
 
 
 def _checked(model, name, q, qd, x, x_name, K, f_ext, flags, out_sizes):
