@@ -30,6 +30,7 @@ import warnings
 import numpy as np
 
 from .errors import ModelError
+from .loops import build_loops
 from .spatial import (align_z, body_params, check_inertia, inertia_matrix, inverse, transform,
                       transform_params)
 
@@ -52,7 +53,7 @@ class Model:
     """
 
     def __init__(self, name, joint_names, link_names, topo, kin, inertia, link_frames, gravity,
-                 effort_limits, velocity_limits, floating_base, base_link, position_limits):
+                 effort_limits, velocity_limits, floating_base, base_link, position_limits, loops=None):
         self.name = name
         self.joint_names = tuple(joint_names)
         self.link_names = tuple(link_names)
@@ -71,6 +72,29 @@ class Model:
         self.floating_base = bool(floating_base)
         self.base_link = base_link
         self.index = {name: i for i, name in enumerate(self.joint_names)}
+        # the closed-loop description (rne_control.model.loops); a tree has every joint active, no loop
+        self.loops = loops if loops is not None else build_loops(name, self.joint_names, self.position_limits,
+                                                                 {}, topo)
+
+    @property
+    def active_joint_names(self):
+        """The N motorised joints, in ``joint_names`` order (all joints of a tree)."""
+        return tuple(self.joint_names[k] for k in self.loops.active)
+
+    @property
+    def passive_joint_names(self):
+        """The passive joints of the equivalent tree (``actuated: false``, URDF mimic joints)."""
+        return tuple(self.joint_names[k] for k in self.loops.passive)
+
+    @property
+    def cut_joint_names(self):
+        """The joints where the loops were cut (Khalil's cut joints), in file order."""
+        return self.loops.cut_joint_names
+
+    @property
+    def is_closed_loop(self):
+        """True if the model has passive joints tied to the active ones by loops or mimic couplings."""
+        return len(self.loops.passive) > 0
 
     def _kernel_array(self, params, gravity):
         nb = self._tree.shape[0]
@@ -200,12 +224,15 @@ def _joint_motion(kind, axis, q):
     return transform(R=axis_angle(axis, q))
 
 
-def build_model(name, links, joints=None, locked=None, gravity=None, floating_base=False, default_order=None):
+def build_model(name, links, joints=None, locked=None, gravity=None, floating_base=False, default_order=None,
+                actuated=None, cut_joints=(), mimic=None):
     """Fold and pack a list of :class:`Link` (parents listed before children, root first) into a Model.
 
     ``joints`` selects and orders the controlled joints (default: movable joints in list order); every
     other movable joint is locked at ``locked.get(name, 0.0)`` and folded like a fixed joint.
     ``default_order`` is the joint order when ``joints`` is None (URDF: document order).
+    ``actuated``, ``cut_joints``, ``mimic``: the closed-loop description, see
+    :func:`rne_control.model.loops.build_loops`.
     """
     locked = dict(locked or {})
     movable = [lk.joint_name for lk in links if lk.parent is not None and lk.joint_type != "fixed"]
@@ -290,8 +317,12 @@ def build_model(name, links, joints=None, locked=None, gravity=None, floating_ba
     if g.shape != (3,) or not np.isfinite(g).all():
         raise ModelError(f"gravity must be 3 finite numbers, got {g.tolist()}")
     root = links[0].name
+    for j in list(actuated or {}) + list(mimic or {}):
+        if j in movable and j not in qindex:
+            raise ModelError(f"passive joint '{j}' is locked: a closed-loop model must control its passive joints")
+    loops = build_loops(name, joints, plims, frames, topo, actuated, cut_joints, mimic)
     return Model(name, joints, [lk.name for lk in links], topo, kin, params + [base_params], frames, g,
-                 effort, velocity, floating_base, root, plims)
+                 effort, velocity, floating_base, root, plims, loops)
 
 
 __all__ = ["Model", "Link", "build_model", "REVOLUTE", "PRISMATIC", "inverse"]

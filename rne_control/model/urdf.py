@@ -45,7 +45,9 @@ def load_urdf(source, joints=None, locked=None, friction=True, gravity=None, flo
     other movable joints are locked at ``locked.get(name, 0.0)`` (rad or m). With ``friction=True``,
     ``<dynamics damping friction>`` become viscous Fv (N m s/rad) and Coulomb Fs (N m) friction.
     ``gravity`` (m/s^2, world frame) defaults to (0, 0, -9.81). ``floating_base=True`` adds a free 6-DOF
-    root whose body is the URDF root link (and whatever is fixed to it).
+    root whose body is the URDF root link (and whatever is fixed to it). A ``<mimic joint multiplier
+    offset>`` joint becomes a passive joint tied to its leader, q = multiplier q_leader + offset
+    (``model.passive_joint_names``; the closed-loop functions treat it as a loop with constant G).
     """
     robot = _parse(source)
     by_child, children = {}, {}
@@ -107,5 +109,15 @@ def load_urdf(source, joints=None, locked=None, friction=True, gravity=None, flo
         for j in reversed(children.get(name, [])):
             stack.append((j.child, j))
     order = [j.name for j in robot.joints if j.type != "fixed"]
+    mimic = {}
+    movable = {j.name for j in robot.joints if j.type != "fixed"}
+    for j in robot.joints:
+        if j.mimic is not None and j.type != "fixed":
+            if j.mimic.joint not in movable:
+                raise ModelError(f"mimic joint '{j.name}': its leader '{j.mimic.joint}' is not a movable joint of "
+                                 f"the URDF")
+            mult = 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier)
+            off = 0.0 if j.mimic.offset is None else float(j.mimic.offset)
+            mimic[j.name] = (j.mimic.joint, mult, off)
     return build_model(robot.name, links, joints=joints, locked=locked, gravity=gravity,
-                       floating_base=floating_base, default_order=order)
+                       floating_base=floating_base, default_order=order, mimic=mimic)
