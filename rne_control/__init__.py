@@ -8,8 +8,14 @@ from .dynamics import (SingularMassMatrixError, coriolis_torques, forward_dynami
 from .dynamics import (base_twist_from_momentum, floating_forward_dynamics, free_floating_inverse_dynamics,
                        moving_base_inverse_dynamics)
 
+from .dynamics import (LoopClosureError, closed_loop_coriolis_torques, closed_loop_forward_dynamics,
+                       closed_loop_gravity_torques, closed_loop_inverse_dynamics, closed_loop_mass_matrix,
+                       loop_jacobian, solve_loops)
+
 __version__ = "0.1.0"
 __all__ = ["Model", "ModelError", "InputError", "SingularMassMatrixError", "load_urdf", "load_dh", "load_model",
            "inverse_dynamics", "gravity_torques", "coriolis_torques", "mass_matrix", "forward_dynamics",
            "moving_base_inverse_dynamics", "free_floating_inverse_dynamics", "base_twist_from_momentum",
-           "floating_forward_dynamics"]
+           "floating_forward_dynamics", "LoopClosureError", "solve_loops", "loop_jacobian",
+           "closed_loop_inverse_dynamics", "closed_loop_gravity_torques", "closed_loop_coriolis_torques",
+           "closed_loop_mass_matrix", "closed_loop_forward_dynamics"]
