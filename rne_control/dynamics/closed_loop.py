@@ -17,7 +17,8 @@ import numpy as np
 
 from .crba import crba
 from .gravity import gravity
-from .loop_arrays import V_BIAS, V_DQ, V_E, V_QDD, V_RHS, V_TAU, V_X, V_Y, inline, offsets, sizes
+from .loop_arrays import (V_BIAS, V_COL, V_DQ, V_E, V_G, V_H, V_QD, V_QDD, V_RHS, V_TAUTR, V_UNIT, inline, offsets,
+                          sizes)
 from .loop_bias import constraint_bias
 from .loop_closure import closure
 from .loop_solve import (NOCLOSE, SINGULAR_LOOP, expand, factor_passive, newton, passive_jacobian, project,
@@ -94,7 +95,7 @@ def torques(K, LK, qa, qda, qdda, q_guess, flags, tau_a, q):
         return st
     if tau_a.shape[0] != N:
         return status(LENGTH, F_TAUA, tau_a.shape[0])
-    qd, qdd, tau = LK[o_vec + V_X, 0:n], LK[o_vec + V_QDD, 0:n], LK[o_vec + V_Y, 0:n]
+    qd, qdd, tau = LK[o_vec + V_QD, 0:n], LK[o_vec + V_QDD, 0:n], LK[o_vec + V_TAUTR, 0:n]
     if flags & GRAVITY_ONLY:
         st = gravity(tree, dyn, q, tau, ws)
     else:
@@ -129,7 +130,7 @@ def mass(K, LK, qa, q_guess, A, q):
     st = crba(tree, dyn, q, H, ws)
     if st:
         return st
-    g, y, col, unit = LK[o_vec + V_X, 0:n], LK[o_vec + V_Y, 0:n], LK[o_vec + V_RHS, 0:N], LK[o_vec + V_QDD, 0:N]
+    g, y, col, unit = LK[o_vec + V_G, 0:n], LK[o_vec + V_TAUTR, 0:n], LK[o_vec + V_COL, 0:N], LK[o_vec + V_UNIT, 0:N]
     for b in range(N):
         for a in range(N):
             unit[a] = 1.0 if a == b else 0.0
@@ -159,7 +160,7 @@ def forward(K, LK, qa, qda, tau, q_guess, flags, qdda, q):
     st = mass(K, LK, qa, q_guess, L, q)
     if st:
         return st
-    h = LK[o_vec + V_TAU, 0:N]
+    h = LK[o_vec + V_H, 0:N]
     st = torques(K, LK, qa, qda, qda, q, (flags & FRICTION) | NO_QDDA, h, q)
     if st:
         return st
