@@ -13,11 +13,13 @@ runs the tree's own kernels on them (rnea, gravity, crba: reused, not copied) an
 Stacked entries take (S, .) arrays; with a single initial guess, sample s > 0 starts from the
 solution of sample s - 1 (a trajectory warm-starts itself).
 """
+import math
+
 import numpy as np
 
 from .crba import crba
 from .gravity import gravity
-from .loop_arrays import (V_BIAS, V_COL, V_DQ, V_E, V_G, V_H, V_QD, V_QDD, V_RHS, V_TAUTR, V_UNIT, inline, offsets,
+from .loop_arrays import (V_BIAS, V_COL, V_DQ, V_E, V_G, V_H, V_QD, V_QDD, V_RHS, V_START, V_TAUTR, V_UNIT, inline, offsets,
                           sizes)
 from .loop_bias import constraint_bias
 from .loop_closure import closure
@@ -31,6 +33,7 @@ VELOCITY_ONLY = 8   # H_c without gravity (no friction, qdd_a = 0);
 NO_QDDA = 16        # qdd_a = 0 (gravity and friction as usual)
 F_QA, F_QDA, F_QDDA, F_TAUA, F_GUESS = 1, 2, 3, 4, 8
 NO_FEXT = np.empty((0, 6))
+CONT_STEP = 0.25                     # rad or m: the largest step of a continuation in the active joints
 LOOSE = 1e-6                         # loop_jacobian: residual above which q is not a closed configuration
 
 
@@ -46,14 +49,45 @@ def vec_status(x, size, field):
 
 @inline
 def close_loops(tree, LK, qa, q_guess, q):
-    """q (n,) = the closed configuration with active joints qa, from q_guess; then G_p. Returns a status."""
+    """q (n,) = the closed configuration with active joints qa that continues q_guess; then G_p.
+
+    If the guess's own active joints are within CONT_STEP of qa, this is one Newton solve from the guess.
+    Otherwise the loops are first closed at the guess's active joints, and the solution is carried to qa
+    in steps of at most CONT_STEP (predictor q_p += G_p dq_a, then Newton): it stays on the guess's
+    branch (assembly mode). Should the loops not close at the guess's own active joints, Newton starts
+    from the guess at qa directly. Returns a status."""
     B, M, N, p, m, n, nb = sizes(LK)
     st = vec_status(qa, N, F_QA) or vec_status(q_guess, n, F_GUESS)
     if st:
         return st
-    active = LK[offsets(LK)[2]]
+    o_cut, o_mim, o_act, o_body, o_phi, o_vec, o_qr, o_g, o_mat, o_ac, o_dyn = offsets(LK)
+    active, passive, Gp, start = LK[o_act], LK[o_act + 1], LK[o_g:o_g + p], LK[o_vec + V_START]
     for k in range(n):
         q[k] = q_guess[k]
+    big = 0.0
+    for a in range(N):
+        big = max(big, abs(qa[a] - q[int(active[a])]))
+    if big > CONT_STEP and p > 0 and newton(tree, LK, q) == 0:
+        K = int(math.ceil(big / CONT_STEP))
+        for a in range(N):
+            start[a] = q[int(active[a])]
+        st = 0
+        for step in range(1, K + 1):
+            passive_jacobian(LK)
+            for a in range(N):
+                ka = int(active[a])
+                new = qa[a] if step == K else start[a] + (qa[a] - start[a]) * step / K
+                for j in range(p):
+                    q[int(passive[j])] += Gp[j, a] * (new - q[ka])
+                q[ka] = new
+            st = newton(tree, LK, q)
+            if st:
+                break
+        if st == 0:
+            passive_jacobian(LK)
+            return 0
+        for k in range(n):
+            q[k] = q_guess[k]
     for a in range(N):
         q[int(active[a])] = qa[a]
     st = newton(tree, LK, q)

@@ -16,7 +16,7 @@ so the tree's qdd is G qdd_a + Gdot qd_a, with G = [1; G_p] (active rows are the
 """
 import math
 
-from .loop_arrays import V_BETA, V_DQ, V_E, V_RDIAG, V_RHS, inline, offsets, sizes
+from .loop_arrays import V_BETA, V_DQ, V_E, V_Q, V_RDIAG, V_RHS, inline, offsets, sizes
 from .loop_closure import closure
 from .spatial import jit, status
 
@@ -106,41 +106,63 @@ def solve_passive(LK, x, y):
         y[j] = s / rdiag[j]
 
 
+@inline
+def sq_norm(e, m):
+    s = 0.0
+    for r in range(m):
+        s += e[r] * e[r]
+    return s
+
+
 @jit
 def newton(tree, LK, q):
     """Close the loops: adjust q's passive joints (q in/out, its active joints fixed) until |e| <= TOL.
-    Leaves Phi and the QR of Phi_p at the solution. Returns 0 or a NOCLOSE / SINGULAR_LOOP status whose
-    index is the worst loop; e is left in its vector row for the message."""
+
+    Damped Gauss-Newton: each step solves Phi_p dq_p = -e, is shortened to at most MAX_STEP, and is
+    halved until it reduces |e|, so the solve stays on the branch nearest the guess instead of jumping to
+    another assembly mode. Leaves Phi and the QR of Phi_p at the solution. Returns 0 or a NOCLOSE /
+    SINGULAR_LOOP status whose index is the worst loop; e is left in its vector row for the message."""
     B, M, N, p, m, n, nb = sizes(LK)
     o_cut, o_mim, o_act, o_body, o_phi, o_vec, o_qr, o_g, o_mat, o_ac, o_dyn = offsets(LK)
     e, Phi, rhs, dq = LK[o_vec + V_E], LK[o_phi:o_phi + m], LK[o_vec + V_RHS], LK[o_vec + V_DQ]
-    passive = LK[o_act + 1]
-    for it in range(MAXIT + 1):
-        closure(tree, LK, q, e, Phi)
-        err = 0.0
-        for r in range(m):
-            if not abs(e[r]) <= err:          # also catches NaN
-                err = abs(e[r])
+    q_old, passive = LK[o_vec + V_Q], LK[o_act + 1]
+    closure(tree, LK, q, e, Phi)
+    err = sq_norm(e, m)
+    for it in range(MAXIT):
         if not math.isfinite(err):
-            return status(NOCLOSE, 0, worst_loop(LK, e))
+            break
         st = factor_passive(LK)
         if st:
             return status(SINGULAR_LOOP, 0, worst_loop(LK, e))
-        if err <= TOL:
+        big = 0.0
+        for r in range(m):
+            big = max(big, abs(e[r]))
+        if big <= TOL:
             return 0
-        if it == MAXIT:
-            break
         for r in range(m):
             rhs[r] = -e[r]
         solve_passive(LK, rhs, dq)
         big = 0.0
         for j in range(p):
             big = max(big, abs(dq[j]))
-        shrink = MAX_STEP / big if big > MAX_STEP else 1.0
-        for j in range(p):
-            q[int(passive[j])] += shrink * dq[j]
-        if big < 1e-15:                       # a least-squares minimum that does not close: out of reach
+            q_old[j] = q[int(passive[j])]
+        alpha = MAX_STEP / big if big > MAX_STEP else 1.0
+        accepted = False
+        for ls in range(40):                  # halve the step until |e| decreases
+            for j in range(p):
+                q[int(passive[j])] = q_old[j] + alpha * dq[j]
+            closure(tree, LK, q, e, Phi)
+            trial = sq_norm(e, m)
+            if trial < err:
+                accepted = True
+                break
+            alpha *= 0.5
+        if not accepted:                      # a least-squares minimum that does not close: out of reach
+            for j in range(p):
+                q[int(passive[j])] = q_old[j]
+            closure(tree, LK, q, e, Phi)
             break
+        err = trial
     return status(NOCLOSE, 0, worst_loop(LK, e))
 
 
