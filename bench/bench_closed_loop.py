@@ -44,19 +44,20 @@ def main():
         qd, qdd = G @ qda, G @ qdda
         tree = lambda: rc.inverse_dynamics(model, q, qd, qdd)  # noqa: E731
         same = lambda: rc.closed_loop_inverse_dynamics(model, qa, qda, qdda, q)  # noqa: E731
-        state = {"qa": qa.copy(), "q": q.copy(), "k": 0}
+        steps = [qa + qda * 1e-3, qa.copy()]   # back and forth by qd * 1 ms, so a long block stays near qa
+        state = {"q": q.copy(), "k": 0}
+        warm = state["q"]
 
-        def cycle():   # back and forth by qd * 1 ms, so that a long block stays near qa
-            state["k"] += 1
-            state["qa"] += (qda if state["k"] % 2 else -qda) * 1e-3
-            rc.closed_loop_inverse_dynamics(model, state["qa"], qda, qdda, state["q"], q_out=state["q"])
+        def cycle():
+            state["k"] ^= 1
+            rc.closed_loop_inverse_dynamics(model, steps[state["k"]], qda, qdda, warm, q_out=warm)
 
         for fn in (tree, same, cycle):
             fn()
         for name, fn in (("same q_a", same), ("next 1 ms cycle", cycle)):
             ta, tb = [], []
             for _ in range(blocks):
-                state["qa"], state["q"] = qa.copy(), q.copy()
+                warm[:] = q
                 ta.append(timed(fn, number))
                 tb.append(timed(tree, number))
             a, b = statistics.median(ta), statistics.median(tb)

@@ -92,11 +92,11 @@ def test_loop_jacobian_against_finite_differences(fourbar, pallet):
         N = len(qa)
         assert G.shape == (model.n, N)
         assert np.allclose(G[list(model.loops.active)], np.eye(N), atol=0)
-        h = 1e-6
+        h = 1e-4   # the solves are exact to about 1e-12: truncation (h^2) and rounding (1e-12 / h) errors 1e-8
         for a in range(N):
             e = np.eye(N)[a] * h
             fd = (rc.solve_loops(model, qa + e, q) - rc.solve_loops(model, qa - e, q)) / (2 * h)
-            assert np.abs(fd - G[:, a]).max() < 1e-7
+            assert np.abs(fd - G[:, a]).max() < 1e-6
     # the parallelogram's G is constant: elbow = joint3 - joint2, rod = joint2 - joint3
     Q = rc.solve_loops(pallet, pallet_states(rng, 20)[0], ref(pallet, 20))
     for G in rc.loop_jacobian(pallet, Q):

@@ -19,8 +19,8 @@ import numpy as np
 
 from .crba import crba
 from .gravity import gravity
-from .loop_arrays import (V_BIAS, V_COL, V_DQ, V_E, V_G, V_H, V_QD, V_QDD, V_RHS, V_START, V_TAUTR, V_UNIT, inline, offsets,
-                          sizes)
+from .loop_arrays import (H_LAST, V_BIAS, V_COL, V_DQ, V_E, V_G, V_H, V_LAST, V_QD, V_QDD, V_RHS, V_START, V_TAUTR,
+                          V_UNIT, inline, offsets, sizes)
 from .loop_bias import constraint_bias
 from .loop_closure import closure
 from .loop_solve import (NOCLOSE, SINGULAR_LOOP, expand, factor_passive, newton, passive_jacobian, project,
@@ -55,19 +55,30 @@ def close_loops(tree, LK, qa, q_guess, q):
     Otherwise the loops are first closed at the guess's active joints, and the solution is carried to qa
     in steps of at most CONT_STEP (predictor q_p += G_p dq_a, then Newton): it stays on the guess's
     branch (assembly mode). Should the loops not close at the guess's own active joints, Newton starts
-    from the guess at qa directly. Returns a status."""
+    from the guess at qa directly. When the guess is the configuration this model's loops were last
+    closed at (a controller's warm start), the G_p still in the workspace predicts the passive joints
+    first (q_p += G_p dq_a), which saves a Newton step. Returns a status."""
     B, M, N, p, m, n, nb = sizes(LK)
     st = vec_status(qa, N, F_QA) or vec_status(q_guess, n, F_GUESS)
     if st:
         return st
     o_cut, o_mim, o_act, o_body, o_phi, o_vec, o_qr, o_g, o_mat, o_ac, o_dyn = offsets(LK)
     active, passive, Gp, start = LK[o_act], LK[o_act + 1], LK[o_g:o_g + p], LK[o_vec + V_START]
+    last = LK[o_vec + V_LAST]
+    same = LK[0, H_LAST] == 1.0
     for k in range(n):
         q[k] = q_guess[k]
+        same = same and q_guess[k] == last[k]
+    LK[0, H_LAST] = 0.0
     big = 0.0
     for a in range(N):
         big = max(big, abs(qa[a] - q[int(active[a])]))
-    if big > CONT_STEP and p > 0 and newton(tree, LK, q) == 0:
+    if same and big <= CONT_STEP:
+        for a in range(N):
+            d = qa[a] - q[int(active[a])]
+            for j in range(p):
+                q[int(passive[j])] += Gp[j, a] * d
+    elif big > CONT_STEP and p > 0 and newton(tree, LK, q) == 0:
         K = int(math.ceil(big / CONT_STEP))
         for a in range(N):
             start[a] = q[int(active[a])]
@@ -84,8 +95,7 @@ def close_loops(tree, LK, qa, q_guess, q):
             if st:
                 break
         if st == 0:
-            passive_jacobian(LK)
-            return 0
+            return closed(LK, q)
         for k in range(n):
             q[k] = q_guess[k]
     for a in range(N):
@@ -93,7 +103,17 @@ def close_loops(tree, LK, qa, q_guess, q):
     st = newton(tree, LK, q)
     if st:
         return st
+    return closed(LK, q)
+
+
+@inline
+def closed(LK, q):
+    """G_p at the closed configuration q, and remember q (see close_loops). Returns 0."""
     passive_jacobian(LK)
+    last = LK[offsets(LK)[5] + V_LAST]
+    for k in range(q.shape[0]):
+        last[k] = q[k]
+    LK[0, H_LAST] = 1.0
     return 0
 
 
@@ -261,10 +281,11 @@ def jacobian(tree, LK, q, G):
     for r in range(m):
         if not abs(e[r]) <= LOOSE:
             return status(NOCLOSE, 0, worst_loop(LK, e))
+    LK[0, H_LAST] = 0.0
     st = factor_passive(LK)
     if st:
         return status(SINGULAR_LOOP, 0, worst_loop(LK, e))
-    passive_jacobian(LK)
+    closed(LK, q)
     active, passive, Gp = LK[o_act], LK[o_act + 1], LK[o_g:o_g + p]
     G[:, :] = 0.0
     for a in range(N):

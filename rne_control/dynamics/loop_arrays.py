@@ -13,10 +13,11 @@ from .spatial import inline
 
 # vector rows, relative to the first one
 # scratch use: closure V_TMP, V_X; constraint_bias V_TMP, V_X, V_Y; newton V_E, V_RHS, V_DQ; the
-# closed-loop kernels V_BIAS, V_QD, V_QDD, V_TAUTR, V_H, V_G, V_COL, V_UNIT, V_START
+# closed-loop kernels V_BIAS, V_QD, V_QDD, V_TAUTR, V_H, V_G, V_COL, V_UNIT, V_START, V_LAST
 (V_E, V_BIAS, V_Q, V_QD, V_QDD, V_TAUTR, V_H, V_DQ, V_RHS, V_X, V_Y, V_TMP, V_BETA, V_RDIAG, V_G, V_COL,
- V_UNIT, V_START) = range(18)
-VEC_ROWS = 18
+ V_UNIT, V_START, V_LAST) = range(19)
+VEC_ROWS = 19
+H_LAST = 7   # header column: 1 when the G_p rows hold G at the closed configuration in row V_LAST
 # columns of a body row
 B_R, B_P, B_W, B_V, B_DW, B_A, B_X = 0, 9, 12, 15, 18, 21, 24
 # columns of a cut-joint row
