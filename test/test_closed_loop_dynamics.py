@@ -443,3 +443,18 @@ def test_bad_call_arguments(fourbar):
         rc.closed_loop_mass_matrix(fourbar, [0.0], [0.0, 1.0, np.inf])
     with pytest.raises(rc.InputError, match=r"'tau_active' has 2 entries"):
         rc.closed_loop_forward_dynamics(fourbar, np.array([0.0]), np.array([0.0]), np.array([0.0, 1.0]))
+
+
+def test_tree_models_reduce_to_the_tree_functions():
+    """On a tree (no loop) G = 1: the closed-loop functions are the tree functions."""
+    m = rc.load_dh(ROOT / "config" / "stanford.yaml")
+    rng = np.random.default_rng(6)
+    q, qd, qdd = rng.uniform(-1, 1, (3, m.n))
+    q_out = np.empty(m.n)
+    assert np.allclose(rc.closed_loop_inverse_dynamics(m, q, qd, qdd, q_out=q_out), rc.inverse_dynamics(m, q, qd, qdd),
+                       rtol=1e-13, atol=1e-12)
+    assert np.array_equal(q_out, q)
+    assert np.allclose(rc.closed_loop_mass_matrix(m, q), rc.mass_matrix(m, q), rtol=1e-13, atol=1e-13)
+    assert np.allclose(rc.closed_loop_gravity_torques(m, q), rc.gravity_torques(m, q), rtol=1e-13, atol=1e-12)
+    assert np.allclose(rc.closed_loop_coriolis_torques(m, q, qd), rc.coriolis_torques(m, q, qd), rtol=1e-13, atol=1e-12)
+    assert np.allclose(rc.loop_jacobian(m, q), np.eye(m.n))
