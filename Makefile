@@ -21,6 +21,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(VPY) bench/bench_dynamics.py
 	$(VPY) bench/bench_floating.py
+	$(VPY) bench/bench_elastic.py
 	$(VPY) bench/bench_closed_loop.py
 
 bench-loop: $(STAMP)

@@ -7,7 +7,8 @@ from .dynamics import (SingularMassMatrixError, coriolis_torques, forward_dynami
                        inverse_dynamics, mass_matrix)
 from .dynamics import (base_twist_from_momentum, floating_forward_dynamics, free_floating_inverse_dynamics,
                        moving_base_inverse_dynamics)
-
+from .dynamics import (elastic_coriolis_torques, elastic_forward_dynamics, elastic_gravity_torques,
+                       elastic_inverse_dynamics)
 from .dynamics import (LoopClosureError, closed_loop_coriolis_torques, closed_loop_forward_dynamics,
                        closed_loop_gravity_torques, closed_loop_inverse_dynamics, closed_loop_mass_matrix,
                        loop_jacobian, solve_loops)
@@ -18,4 +19,6 @@ __all__ = ["Model", "ModelError", "InputError", "SingularMassMatrixError", "load
            "moving_base_inverse_dynamics", "free_floating_inverse_dynamics", "base_twist_from_momentum",
            "floating_forward_dynamics", "LoopClosureError", "solve_loops", "loop_jacobian",
            "closed_loop_inverse_dynamics", "closed_loop_gravity_torques", "closed_loop_coriolis_torques",
-           "closed_loop_mass_matrix", "closed_loop_forward_dynamics"]
+           "closed_loop_mass_matrix", "closed_loop_forward_dynamics",
+           "elastic_inverse_dynamics", "elastic_forward_dynamics",
+           "elastic_gravity_torques", "elastic_coriolis_torques"]

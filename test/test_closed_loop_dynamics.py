@@ -413,7 +413,8 @@ def test_loop_jacobian_of_an_open_configuration(fourbar):
     (lambda d: d.update(cut_joints={"name": "pin"}), r"'cut_joints' must be a list"),
     (lambda d: d["links"][0].update(actuated=False), r"loop of cut joint 'pin'.*no active joint.*G undefined"),
     (lambda d: d["links"][1].update(actuated="no"), r"'actuated' must be true or false"),
-    (lambda d: d.pop("cut_joints"), r"passive joint 'joint2'.*on no loop.*G undefined"),
+    (lambda d: d["links"].append({"name": "extra", "joint": "revolute", "parent": 3, "actuated": False}),
+     r"passive joint 'joint4'.*on no loop.*G undefined"),
     (lambda d: (d["links"][1].update(actuated=True), d["links"][2].update(actuated=True)),
      r"loop of cut joint 'pin'.*no passive joint"),
 ])

@@ -5,6 +5,7 @@ Pure Python/numpy on top of :mod:`rne_control.dynamics`; no ROS imports.
 from .laws import (BASES, BASE_VELOCITY_SOURCES, MODES, SPLIT_PARTS, BaseState, ControlLaw,
                    default_gains, quat_to_matrix)
 from .limits import EffortLimiter, check_limits
+from .plants.elastic import ElasticPlant
 from .ramp import OffsetRamp, Ramp
 from .trajectory import PreparedTrajectory, TrajectoryError, TrajectoryGenerator
 from .watchdog import FRESH, NO_STATE, ON_STALE, STALE, Watchdog
@@ -12,5 +13,5 @@ from .watchdog import FRESH, NO_STATE, ON_STALE, STALE, Watchdog
 __all__ = [
     "BASES", "BASE_VELOCITY_SOURCES", "MODES", "SPLIT_PARTS", "BaseState", "ControlLaw", "default_gains",
     "quat_to_matrix", "EffortLimiter", "check_limits", "OffsetRamp", "Ramp", "PreparedTrajectory",
-    "TrajectoryError", "TrajectoryGenerator", "FRESH", "NO_STATE", "ON_STALE", "STALE", "Watchdog",
+    "TrajectoryError", "TrajectoryGenerator", "FRESH", "NO_STATE", "ON_STALE", "STALE", "Watchdog", "ElasticPlant",
 ]

@@ -47,9 +47,14 @@ class State:
         return self.quat is not None
 
 
-def derivative(model, s, tau, friction=False, damping=0.0, gravity=None):
+def derivative(model, s, tau, friction=False, damping=0.0, gravity=None, acceleration=None):
     """d/dt of the state under joint torques tau: (q', qd', pos', quat', twist') =
-    (qd, qdd, R v, quat (x) [w/2; 0], base_accel). ``gravity`` overrides the model's (fixed base only)."""
+    (qd, qdd, R v, quat (x) [w/2; 0], base_accel). ``gravity`` overrides the model's (fixed base only).
+    ``acceleration(q, qd, tau)``, if given, replaces forward dynamics (fixed base; e.g. a Plant's
+    ``sim_acceleration``, whose tau may be shorter than q); ``friction``, ``damping`` and ``gravity``
+    then do not apply."""
+    if acceleration is not None:
+        return State(s.qd, acceleration(s.q, s.qd, tau))
     t = tau - damping * s.qd
     if not s.floating:
         return State(s.qd, forward_dynamics(model, s.q, s.qd, t, friction=friction, gravity=gravity))

@@ -19,6 +19,11 @@ REVOLUTE, PRISMATIC = 0, 1
 KW = 162  # columns of a model's kernel array: the widest per-body workspace and scratch of any kernel
 # Columns of a row of model.tree after X_tree (0:12); see rne_control.model.model.
 IA, FV, FS, PARENT, JTYPE, QIDX = 12, 13, 14, 15, 16, 17
+# Then the joint's lumped elasticity (rne_control.model.elastic): role (RIGID_JOINT, ELASTIC_JOINT,
+# FREE_JOINT), stiffness K, rest position q0, damping D, index among the rigid or the other joints.
+ROLE, STIFFNESS, REST, DAMPING, SUBIDX = 18, 19, 20, 21, 22
+RIGID_JOINT, ELASTIC_JOINT, FREE_JOINT = 0, 1, 2
+TREE_W = 23
 # Kernel flags.
 FRICTION = 1      # add Fv qd + Fs sign(qd)
 CORIOLIS_ONLY = 2  # no gravity, qdd = 0, no rotor or friction: C(q, qd) qd
@@ -223,7 +228,7 @@ def length_status(x, n, field):
 
 @inline
 def split(K):
-    """Views of a model's kernel array K (see rne_control.model.model): tree (nb, 18), dyn (nb + 2, 10),
+    """Views of a model's kernel array K (see rne_control.model.model): tree (nb, TREE_W), dyn (nb + 2, 10),
     the workspace (nb + 1 rows, one per body and the base) and a scratch row."""
     nb = (K.shape[0] - 4) // 3
-    return K[0:nb, 0:18], K[nb:2 * nb + 2, 0:10], K[2 * nb + 2:3 * nb + 3], K[3 * nb + 3]
+    return K[0:nb, 0:TREE_W], K[nb:2 * nb + 2, 0:10], K[2 * nb + 2:3 * nb + 3], K[3 * nb + 3]

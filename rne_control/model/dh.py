@@ -5,6 +5,7 @@ import os
 import numpy as np
 import yaml
 
+from .elastic import actuated_flag, elastic_spec
 from .errors import ModelError
 from .loops import CutJoint
 from .model import Link, build_model
@@ -12,7 +13,7 @@ from .spatial import inertia_matrix, rot_x, rot_z, transform
 
 TOP_KEYS = {"name", "convention", "gravity", "links", "base", "base_link", "cut_joints"}
 LINK_KEYS = {"name", "joint_name", "joint", "mass", "com", "inertia", "rotor_inertia", "coulomb", "viscous",
-             "effort_limit", "velocity_limit", "lower_limit", "upper_limit", "actuated"}
+             "effort_limit", "velocity_limit", "lower_limit", "upper_limit", "elastic", "actuated"}
 CUT_KEYS = {"name", "joint", "parent", "gamma", "b", "alpha", "d", "theta", "r", "closes_on", "on_closes_on"}
 ON_CLOSES_ON_KEYS = {"gamma", "b", "alpha", "d"}
 GEOMETRY = {"standard": {"a", "alpha", "d", "theta"},
@@ -124,11 +125,16 @@ def load_dh(path_or_dict, floating_base=None, joints=None, locked=None):
     inertias in kg m^2 about the COM in link-frame axes. ``floating_base``: None lets the file decide
     (``base: floating``), True/False overrides. Unknown keys raise :class:`ModelError`.
 
-    Closed loops (Khalil §2.2): a link's ``actuated: false`` makes its joint passive; the top-level
+    Closed loops (Khalil §2.2): in a file with ``cut_joints``, ``actuated: false`` makes a joint passive in
+    its loop (without them, a free passive joint, see below); the top-level
     ``cut_joints`` list gives, per loop, the cut joint k (``joint``: revolute | prismatic | spherical),
     frame R_k relative to link ``parent`` (= i = a(k); gamma, b, alpha, d, theta, r) and frame R_(k+B)
     relative to link ``closes_on`` (= j; ``on_closes_on``: gamma, b, alpha, d). Link indices are 1-based
     positions in ``links``, 0 = the base.
+
+    Lumped elasticity (Khalil §6): a link's ``elastic: {stiffness, rest_position, damping}`` makes its
+    joint elastic (passive, torque -K (q - q0) - D qd); ``actuated: false`` alone makes it a free
+    passive joint (zero torque). See :mod:`rne_control.model.elastic`.
     """
     if isinstance(path_or_dict, dict):
         doc, src = path_or_dict, "<dict>"
@@ -170,7 +176,7 @@ def load_dh(path_or_dict, floating_base=None, joints=None, locked=None):
     base_name = str(base_doc.get("name", "base"))
     links = [Link(base_name, inertial=_inertial(base_doc, f"{src}: base_link") if base_doc else None)]
     names = [base_name]
-    actuated = {}
+    elastic, actuated = {}, {}
     allowed = LINK_KEYS | GEOMETRY[conv]
     for i, e in enumerate(entries, start=1):
         where = f"{src}: links[{i - 1}]"
@@ -209,13 +215,7 @@ def load_dh(path_or_dict, floating_base=None, joints=None, locked=None):
             velocity=_num(e, "velocity_limit", where, np.inf), lower=_num(e, "lower_limit", where, -np.inf),
             upper=_num(e, "upper_limit", where, np.inf)))
         names.append(name)
-        if "actuated" in e:
-            if not isinstance(e["actuated"], bool):
-                raise ModelError(f"{where}: 'actuated' must be true or false, got {e['actuated']!r}")
-            if not e["actuated"]:
-                if jt == "fixed":
-                    raise ModelError(f"{where}: a fixed joint cannot be passive ('actuated: false')")
-                actuated[links[-1].joint_name] = False
+        _passive_keys(e, where, jt, links[-1].joint_name, elastic, actuated)
     if len(set(names)) != len(names):
         raise ModelError(f"{src}: duplicate link names")
     gravity = doc.get("gravity")
@@ -223,4 +223,14 @@ def load_dh(path_or_dict, floating_base=None, joints=None, locked=None):
         gravity = _vec3(doc, "gravity", src)
     cuts = _cut_joints(doc["cut_joints"], src, names) if "cut_joints" in doc else ()
     return build_model(str(doc.get("name", "robot")), links, joints=joints, locked=locked, gravity=gravity,
-                       floating_base=floating_base, actuated=actuated, cut_joints=cuts)
+                       floating_base=floating_base, elastic=elastic, actuated=actuated, cut_joints=cuts)
+
+
+def _passive_keys(e, where, jt, joint, elastic, actuated):
+    """A link's ``elastic`` and ``actuated`` keys into the maps that build_model takes."""
+    if "actuated" in e:
+        actuated[joint] = actuated_flag(e["actuated"], where)
+    if "elastic" in e:
+        elastic[joint] = elastic_spec(e["elastic"], where)
+    if jt == "fixed" and ("elastic" in e or not actuated.get(joint, True)):
+        raise ModelError(f"{where}: a fixed joint cannot be elastic or passive")

@@ -11,7 +11,10 @@ Kernel arrays (float64; read-only views for users):
   the pre-joint frame) and ``r_tree`` (origin of the pre-joint frame in parent coordinates), together
   Featherstone's X_tree = rot(E) xlt(r); then the rotor inertia ``Ia``, viscous ``Fv`` and Coulomb ``Fs``
   friction of the joint; then ``parent`` (-1 = base), the joint type and the index of the joint in
-  ``joint_names`` order (small integers stored as floats, so the kernels take one model array).
+  ``joint_names`` order (small integers stored as floats, so the kernels take one model array); then
+  the joint's lumped elasticity (elastic.py): its role (0 rigid and actuated, 1 elastic, 2 free
+  passive), stiffness K, rest position q0, damping D, and its index among the rigid joints (role 0) or
+  among the other joints (roles 1, 2). ``tree`` is (nb, 23).
 - ``dyn`` (nb + 2, 10), swappable: per body ``[m, h, I_o]`` (see spatial.py) in body coordinates, the
   base body in row nb, and the gravity vector (m/s^2, base/world frame) in row nb + 1. This is the part
   that changes at run time (payload, gravity): it is rebuilt and swapped as one reference, so a reader
@@ -29,6 +32,7 @@ import warnings
 
 import numpy as np
 
+from .elastic import ELASTIC, RIGID, elastic_columns
 from .errors import ModelError
 from .loops import build_loops
 from .spatial import (align_z, body_params, check_inertia, inertia_matrix, inverse, transform,
@@ -36,6 +40,7 @@ from .spatial import (align_z, body_params, check_inertia, inertia_matrix, inver
 
 REVOLUTE, PRISMATIC = 0, 1
 KW = 162  # kernel-array width; rne_control.dynamics.spatial.KW
+TREE_W = 23  # columns of ``tree``; rne_control.dynamics.spatial.TREE_W
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
 
@@ -53,13 +58,20 @@ class Model:
     """
 
     def __init__(self, name, joint_names, link_names, topo, kin, inertia, link_frames, gravity,
-                 effort_limits, velocity_limits, floating_base, base_link, position_limits, loops=None):
+                 effort_limits, velocity_limits, floating_base, base_link, position_limits, elastic=None,
+                 loops=None):
         self.name = name
         self.joint_names = tuple(joint_names)
         self.link_names = tuple(link_names)
         self.n = len(self.joint_names)
         topo = np.asarray(topo, float).reshape(-1, 3)
-        self._tree = np.hstack([np.asarray(kin, float).reshape(-1, 15), topo])
+        # elastic: (n, 5) per joint, joints order (elastic.elastic_columns); None: every joint rigid
+        if elastic is None:
+            elastic = np.zeros((self.n, 5))
+            elastic[:, 4] = np.arange(self.n)
+        elastic = np.asarray(elastic, float).reshape(-1, 5)
+        self._tree = np.hstack([np.asarray(kin, float).reshape(-1, 15), topo, elastic[topo[:, 2].astype(int)]])
+        self._set_elastic_attributes(elastic)
         self._params = _readonly(inertia).reshape(-1, 10)  # the model's own inertial parameters
         self._payload = None
         self._K = self._kernel_array(self._params, gravity)
@@ -78,13 +90,19 @@ class Model:
 
     @property
     def active_joint_names(self):
-        """The N motorised joints, in ``joint_names`` order (all joints of a tree)."""
-        return tuple(self.joint_names[k] for k in self.loops.active)
+        """The N motorised joints, in ``joint_names`` order: of a closed-loop model, the joints that are not
+        passive in a loop; otherwise ``rigid_joint_names`` (all joints of a plain tree)."""
+        if self.is_closed_loop:
+            return tuple(self.joint_names[k] for k in self.loops.active)
+        return self.rigid_joint_names
 
     @property
     def passive_joint_names(self):
-        """The passive joints of the equivalent tree (``actuated: false``, URDF mimic joints)."""
-        return tuple(self.joint_names[k] for k in self.loops.passive)
+        """The passive joints: of a closed-loop model, the loops' (``actuated: false``, URDF mimic joints);
+        otherwise the elastic and free joints (``unactuated_joint_names``)."""
+        if self.is_closed_loop:
+            return tuple(self.joint_names[k] for k in self.loops.passive)
+        return self.unactuated_joint_names
 
     @property
     def cut_joint_names(self):
@@ -99,7 +117,7 @@ class Model:
     def _kernel_array(self, params, gravity):
         nb = self._tree.shape[0]
         K = np.zeros((3 * nb + 4, KW))
-        K[0:nb, 0:18] = self._tree
+        K[0:nb, 0:TREE_W] = self._tree
         K[nb:2 * nb + 1, 0:10] = params
         K[2 * nb + 1, 0:3] = gravity
         return K
@@ -123,8 +141,22 @@ class Model:
 
     @property
     def tree(self):
-        """The immutable kernel description (nb, 18), read-only; see the module docstring."""
-        return self._view(slice(0, self.nb), slice(0, 18))
+        """The immutable kernel description (nb, 23), read-only; see the module docstring."""
+        return self._view(slice(0, self.nb), slice(0, TREE_W))
+
+    def _set_elastic_attributes(self, cols):
+        role = cols[:, 0]
+        names = self.joint_names
+        self.rigid_index = _readonly(np.flatnonzero(role == RIGID), int)
+        self.unactuated_index = _readonly(np.flatnonzero(role != RIGID), int)
+        self.elastic_index = _readonly(np.flatnonzero(role == ELASTIC), int)
+        self.rigid_joint_names = tuple(names[k] for k in self.rigid_index)
+        self.unactuated_joint_names = tuple(names[k] for k in self.unactuated_index)
+        self.elastic_joint_names = tuple(names[k] for k in self.elastic_index)
+        self.elastic_stiffness = _readonly(cols[self.elastic_index, 1])
+        self.elastic_rest_position = _readonly(cols[self.elastic_index, 2])
+        self.elastic_damping = _readonly(cols[self.elastic_index, 3])
+        self._split_sizes = (len(self.rigid_index), len(self.unactuated_index))
 
     @property
     def dyn(self):
@@ -225,12 +257,14 @@ def _joint_motion(kind, axis, q):
 
 
 def build_model(name, links, joints=None, locked=None, gravity=None, floating_base=False, default_order=None,
-                actuated=None, cut_joints=(), mimic=None):
+                elastic=None, actuated=None, cut_joints=(), mimic=None):
     """Fold and pack a list of :class:`Link` (parents listed before children, root first) into a Model.
 
     ``joints`` selects and orders the controlled joints (default: movable joints in list order); every
     other movable joint is locked at ``locked.get(name, 0.0)`` and folded like a fixed joint.
     ``default_order`` is the joint order when ``joints`` is None (URDF: document order).
+    ``elastic`` {joint: {stiffness, rest_position, damping}} and ``actuated`` {joint: bool}: lumped
+    elasticity and passive joints, see elastic.py.
     ``actuated``, ``cut_joints``, ``mimic``: the closed-loop description, see
     :func:`rne_control.model.loops.build_loops`.
     """
@@ -317,12 +351,16 @@ def build_model(name, links, joints=None, locked=None, gravity=None, floating_ba
     if g.shape != (3,) or not np.isfinite(g).all():
         raise ModelError(f"gravity must be 3 finite numbers, got {g.tolist()}")
     root = links[0].name
-    for j in list(actuated or {}) + list(mimic or {}):
+    cols = elastic_columns(name, joints, movable, elastic, actuated)
+    for j in mimic or {}:
         if j in movable and j not in qindex:
             raise ModelError(f"passive joint '{j}' is locked: a closed-loop model must control its passive joints")
-    loops = build_loops(name, joints, plims, frames, topo, actuated, cut_joints, mimic)
+    # a model with cut joints or mimic couplings is a closed-loop one: its passive joints (actuated: false,
+    # mimic) are the loops'; without them, actuated: false makes a free passive joint (elastic.py)
+    loops = (build_loops(name, joints, plims, frames, topo, actuated, cut_joints, mimic) if cut_joints or mimic
+             else None)
     return Model(name, joints, [lk.name for lk in links], topo, kin, params + [base_params], frames, g,
-                 effort, velocity, floating_base, root, plims, loops)
+                 effort, velocity, floating_base, root, plims, cols, loops)
 
 
 __all__ = ["Model", "Link", "build_model", "REVOLUTE", "PRISMATIC", "inverse"]

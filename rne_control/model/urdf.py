@@ -37,7 +37,7 @@ def _parse(source):
     return robot
 
 
-def load_urdf(source, joints=None, locked=None, friction=True, gravity=None, floating_base=False):
+def load_urdf(source, joints=None, locked=None, friction=True, gravity=None, floating_base=False, elastic=None):
     """Load a URDF (file path, or XML string as in ROS's ``robot_description``) into a :class:`Model`.
 
     Revolute, continuous (one angle), prismatic and fixed joints; fixed joints are folded into their parent
@@ -45,9 +45,12 @@ def load_urdf(source, joints=None, locked=None, friction=True, gravity=None, flo
     other movable joints are locked at ``locked.get(name, 0.0)`` (rad or m). With ``friction=True``,
     ``<dynamics damping friction>`` become viscous Fv (N m s/rad) and Coulomb Fs (N m) friction.
     ``gravity`` (m/s^2, world frame) defaults to (0, 0, -9.81). ``floating_base=True`` adds a free 6-DOF
-    root whose body is the URDF root link (and whatever is fixed to it). A ``<mimic joint multiplier
-    offset>`` joint becomes a passive joint tied to its leader, q = multiplier q_leader + offset
-    (``model.passive_joint_names``; the closed-loop functions treat it as a loop with constant G).
+    root whose body is the URDF root link (and whatever is fixed to it). URDF has no stiffness:
+    ``elastic={joint: {"stiffness": K, "rest_position": q0, "damping": D}}`` makes those joints elastic
+    (Khalil §6; N m/rad, rad, N m s/rad or N/m, m, N s/m; see :mod:`rne_control.model.elastic`). A
+    ``<mimic joint multiplier offset>`` joint becomes a passive joint tied to its leader, q = multiplier
+    q_leader + offset (``model.passive_joint_names``; the closed-loop functions treat it as a loop with
+    constant G).
     """
     robot = _parse(source)
     by_child, children = {}, {}
@@ -119,5 +122,8 @@ def load_urdf(source, joints=None, locked=None, friction=True, gravity=None, flo
             mult = 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier)
             off = 0.0 if j.mimic.offset is None else float(j.mimic.offset)
             mimic[j.name] = (j.mimic.joint, mult, off)
+    if elastic is not None and not isinstance(elastic, dict):
+        raise ModelError("'elastic' must map joint names to {stiffness, rest_position, damping}")
     return build_model(robot.name, links, joints=joints, locked=locked, gravity=gravity,
-                       floating_base=floating_base, default_order=order, mimic=mimic)
+                       floating_base=floating_base, default_order=order, elastic=elastic,
+                       mimic=mimic)
