@@ -429,8 +429,10 @@ def test_mimic_with_a_missing_leader():
     bad = GRIPPER.replace('mimic joint="left_finger"', 'mimic joint="thumb"')
     with pytest.raises(rc.ModelError, match="mimic joint 'right_finger'.*leader 'thumb'"):
         rc.load_urdf(bad)
-    with pytest.raises(rc.ModelError, match="passive joint 'right_finger' is locked"):
-        rc.load_urdf(GRIPPER, joints=["wrist_pitch", "left_finger"])
+    with pytest.raises(rc.ModelError, match="mimic joint 'right_finger' is controlled but its leader 'left_finger'"):
+        rc.load_urdf(GRIPPER, joints=["wrist_pitch", "right_finger"])
+    locked = rc.load_urdf(GRIPPER, joints=["wrist_pitch", "left_finger"])   # a locked mimic joint is dropped
+    assert not locked.is_closed_loop and locked.joint_names == ("wrist_pitch", "left_finger")
 
 
 def test_bad_call_arguments(fourbar):

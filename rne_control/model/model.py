@@ -352,9 +352,12 @@ def build_model(name, links, joints=None, locked=None, gravity=None, floating_ba
         raise ModelError(f"gravity must be 3 finite numbers, got {g.tolist()}")
     root = links[0].name
     cols = elastic_columns(name, joints, movable, elastic, actuated)
-    for j in mimic or {}:
-        if j in movable and j not in qindex:
-            raise ModelError(f"passive joint '{j}' is locked: a closed-loop model must control its passive joints")
+    # a locked mimic joint is folded at its locked value like any locked joint: its coupling is dropped
+    mimic = {f: c for f, c in (mimic or {}).items() if f in qindex}
+    for f, (leader, _, _) in mimic.items():
+        if leader in movable and leader not in qindex:
+            raise ModelError(f"mimic joint '{f}' is controlled but its leader '{leader}' is locked: control both "
+                             "or lock both")
     # a model with cut joints or mimic couplings is a closed-loop one: its passive joints (actuated: false,
     # mimic) are the loops'; without them, actuated: false makes a free passive joint (elastic.py)
     loops = (build_loops(name, joints, plims, frames, topo, actuated, cut_joints, mimic) if cut_joints or mimic
