@@ -3,29 +3,38 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat setup.py | md5sum | cut -c1-8)
 
-.PHONY: test bench bench-loop demo install clean
+.PHONY: test bench bench-loop demo install interfaces soak clean
 
 $(VPY):
 	$(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 
 $(STAMP): $(VPY) setup.py
-	$(VPY) -m pip install -q -e '.[test,ros,colcon]'
+	$(VPY) -m pip install -q -e '.[test,ros,colcon,interfaces]'
 	touch $(STAMP)
 
 install: $(STAMP)
 
-test: $(STAMP)
+# the test-only control_msgs interfaces, built once into build/interfaces/ (about 2 min) and reused
+interfaces: $(STAMP)
+	$(VPY) test/interfaces/build.py
+
+test: $(STAMP) interfaces
 	$(VPY) -m pytest -q
 
 bench: $(STAMP)
 	$(VPY) bench/bench_dynamics.py
 	$(VPY) bench/bench_floating.py
 	$(VPY) bench/bench_elastic.py
+	$(VPY) bench/bench_parallel.py
 	$(VPY) bench/bench_closed_loop.py
 
 bench-loop: $(STAMP)
 	$(VPY) bench/bench_loop.py
+
+# 10 minutes at 1 kHz with trajectories, parameter changes and rne_sim restarts (bench/soak.py --minutes N)
+soak: $(STAMP) interfaces
+	$(VPY) bench/soak.py
 
 demo: $(STAMP)
 	$(VENV)/bin/rne_demo

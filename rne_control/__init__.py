@@ -2,23 +2,31 @@
 
 The library (model, dynamics, control) works without ROS; only ``rne_control.ros`` imports rclpy.
 """
-from .model import InputError, Model, ModelError, load_dh, load_model, load_urdf
+from .model import (InputError, LoopClosureError, Model, ModelError, ParallelModel, SingularConfigurationError,
+                    load_dh, load_model, load_parallel, load_urdf)
 from .dynamics import (SingularMassMatrixError, coriolis_torques, forward_dynamics, gravity_torques,
                        inverse_dynamics, mass_matrix)
 from .dynamics import (base_twist_from_momentum, floating_forward_dynamics, free_floating_inverse_dynamics,
                        moving_base_inverse_dynamics)
 from .dynamics import (elastic_coriolis_torques, elastic_forward_dynamics, elastic_gravity_torques,
                        elastic_inverse_dynamics)
-from .dynamics import (LoopClosureError, closed_loop_coriolis_torques, closed_loop_forward_dynamics,
-                       closed_loop_gravity_torques, closed_loop_inverse_dynamics, closed_loop_mass_matrix,
-                       loop_jacobian, solve_loops)
+from .dynamics import (closed_loop_coriolis_torques, closed_loop_forward_dynamics, closed_loop_gravity_torques,
+                       closed_loop_inverse_dynamics, closed_loop_mass_matrix, loop_jacobian, solve_loops)
+from .dynamics import (parallel_coriolis_torques, parallel_forward_dynamics, parallel_gravity_torques,
+                       parallel_inverse_dynamics, parallel_joint_forward_dynamics, parallel_joint_inverse_dynamics,
+                       parallel_mass_matrix, platform_forward_kinematics, platform_inverse_kinematics,
+                       platform_jacobian)
 
 __version__ = "0.1.0"
 __all__ = ["Model", "ModelError", "InputError", "SingularMassMatrixError", "load_urdf", "load_dh", "load_model",
            "inverse_dynamics", "gravity_torques", "coriolis_torques", "mass_matrix", "forward_dynamics",
            "moving_base_inverse_dynamics", "free_floating_inverse_dynamics", "base_twist_from_momentum",
-           "floating_forward_dynamics", "LoopClosureError", "solve_loops", "loop_jacobian",
-           "closed_loop_inverse_dynamics", "closed_loop_gravity_torques", "closed_loop_coriolis_torques",
-           "closed_loop_mass_matrix", "closed_loop_forward_dynamics",
-           "elastic_inverse_dynamics", "elastic_forward_dynamics",
-           "elastic_gravity_torques", "elastic_coriolis_torques"]
+           "floating_forward_dynamics", "elastic_inverse_dynamics", "elastic_forward_dynamics",
+           "elastic_gravity_torques", "elastic_coriolis_torques",
+           "ParallelModel", "load_parallel", "LoopClosureError", "SingularConfigurationError",
+           "platform_inverse_kinematics", "platform_forward_kinematics", "platform_jacobian",
+           "parallel_inverse_dynamics", "parallel_forward_dynamics", "parallel_joint_inverse_dynamics",
+           "parallel_joint_forward_dynamics", "parallel_gravity_torques", "parallel_coriolis_torques",
+           "parallel_mass_matrix",
+           "solve_loops", "loop_jacobian", "closed_loop_inverse_dynamics", "closed_loop_gravity_torques",
+           "closed_loop_coriolis_torques", "closed_loop_mass_matrix", "closed_loop_forward_dynamics"]

@@ -80,6 +80,55 @@ def console_command(executable: str) -> list[str]:
     raise FileNotFoundError(executable)
 
 
+# ----------------------------------------------------------------------------- control_msgs (built here)
+def _interfaces_build():
+    """test/interfaces/build.py as a module (it builds the test-only control_msgs package)."""
+    import importlib.util
+
+    name = "rne_test_interfaces_build"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, REPO / "test" / "interfaces" / "build.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        sys.modules[name] = mod
+    return sys.modules[name]
+
+
+def build_interfaces():
+    """Build control_msgs into build/interfaces/ unless it is up to date (``make test`` has done it)."""
+    return _interfaces_build().build()
+
+
+def interfaces_env(environ=os.environ) -> dict:
+    """PYTHONPATH, LD_LIBRARY_PATH, AMENT_PREFIX_PATH and CMAKE_PREFIX_PATH with the built control_msgs
+    prepended, as ``source build/interfaces/install/setup.bash`` would set them; {} if it is not built."""
+    b = _interfaces_build()
+    if not (b.python_site_dir(b.INSTALL) / "control_msgs").is_dir():
+        return {}
+    out = {}
+    for k, v in b.env_vars().items():
+        old = environ.get(k, "")
+        out[k] = v + (os.pathsep + old if old else "")
+    return out
+
+
+def load_interfaces():
+    """Make the built control_msgs importable in this (already running) process; returns the
+    FollowJointTrajectory action type. Its libraries are loaded by absolute path, so that the type
+    support lookup by library name finds them without LD_LIBRARY_PATH."""
+    import ctypes
+
+    b = _interfaces_build()
+    site = str(b.python_site_dir(b.INSTALL))
+    if site not in sys.path:
+        sys.path.insert(0, site)
+    for lib in sorted((b.INSTALL / "lib").glob("libcontrol_msgs__*.so")):
+        ctypes.CDLL(str(lib), mode=ctypes.RTLD_GLOBAL)
+    from control_msgs.action import FollowJointTrajectory
+
+    return FollowJointTrajectory
+
+
 # ----------------------------------------------------------------------------- parameter files
 def _yaml_value(v):
     """Python value -> YAML-able value with rcl-friendly types (no mixed int/float arrays)."""
@@ -205,12 +254,15 @@ class ProcessLauncher:
         args: list[str] | None = None,
         env: dict | None = None,
         log_name: str | None = None,
+        interfaces: bool = True,
     ) -> NodeProcess:
         """Start ``executable``.
 
         params_file: path or list of paths (applied in order);
         params: overrides, written to an extra parameter file (typed like YAML);
-        node_name: ``-r __node:=name``; remap: {from: to}; args: extra program arguments.
+        node_name: ``-r __node:=name``; remap: {from: to}; args: extra program arguments;
+        interfaces: give the process the control_msgs built in build/interfaces/ (if built), as
+        ``source install/setup.bash`` would (False: not that copy; one in the environment still applies).
         """
         self._count += 1
         tag = log_name or f"{executable}_{self._count}"
@@ -228,6 +280,8 @@ class ProcessLauncher:
         for a, b in (remap or {}).items():
             argv += ["-r", f"{a}:={b}"]
         full_env = dict(os.environ)
+        if interfaces:
+            full_env.update(interfaces_env(full_env))
         if env:
             full_env.update(env)
         p = NodeProcess(tag, argv, self.workdir / f"{tag}.log", env=full_env, cwd=str(self.workdir))

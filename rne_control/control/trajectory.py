@@ -120,6 +120,7 @@ class TrajectoryGenerator:
         self._pending = None              # (t_start, PreparedTrajectory)
         self._tmp = (np.zeros(n), np.zeros(n), np.zeros(n))
         self.active_since = -math.inf     # start time of the running trajectory
+        self.generation = 0               # counts reset() and set_trajectory() calls
 
     # ------------------------------------------------------------------ state
     def reset(self, q) -> None:
@@ -131,6 +132,7 @@ class TrajectoryGenerator:
         self._nseg = 0
         self._knots = []
         self._pending = None
+        self.generation += 1
         K.hold_fill(self._hold, self.q, self.qd, self.qdd)
 
     @property
@@ -228,6 +230,18 @@ class TrajectoryGenerator:
 
         Raises :class:`TrajectoryError` if it would end in the past.
         """
+        t0 = self.check_start(prepared, now, start_time)
+        self.generation += 1
+        if t0 > now:
+            self._pending = (t0, prepared)
+        else:
+            self._pending = None
+            self._activate(prepared, t0, float(now))
+
+    @staticmethod
+    def check_start(prepared: PreparedTrajectory, now: float, start_time: Optional[float] = None) -> float:
+        """The start time (s) a trajectory would get at time ``now`` (``start_time``, or ``now`` if
+        ``None``); raises :class:`TrajectoryError` if it would end in the past."""
         t0 = float(now) if start_time is None else float(start_time)
         if not math.isfinite(t0):
             raise TrajectoryError("start time is not finite", "header.stamp")
@@ -235,11 +249,7 @@ class TrajectoryGenerator:
         if t_end <= now:
             raise TrajectoryError("trajectory ends in the past (%.6f s before now)" % (now - t_end),
                                   "header.stamp")
-        if t0 > now:
-            self._pending = (t0, prepared)
-        else:
-            self._pending = None
-            self._activate(prepared, t0, float(now))
+        return t0
 
     def set(self, names, times, positions, velocities=None, accelerations=None, *, now: float,
             start_time: Optional[float] = None) -> PreparedTrajectory:

@@ -6,6 +6,7 @@ A joint whose D_i vanishes (a massless chain end) makes the mass matrix singular
 """
 import numpy as np
 
+from .direct import NOT_DIRECT, arrays_ok, matrix, vector
 from .spatial import (F_TAU, FRICTION, FS, FV, IA, REVOLUTE, SINGULAR, add_cross_force, add_cross_motion_S,
                       add_xT_force, body, entry, gravity_status, inertia_mul, inline, jit, joint_xform,
                       lengths_status, nonfinite_status, sgn, split, status, x_motion)
@@ -174,9 +175,13 @@ def aba(tree, dyn, q, qd, tau, f_ext, flags, qdd, ws, scratch):
 
 
 @entry
-def aba_one(K, q, qd, tau, flags, qdd):
-    tree, dyn, ws, scratch = split(K)
-    return aba(tree, dyn, q, qd, tau, NO_FEXT, flags, qdd, ws, scratch)
+def aba_one(args, flags):
+    """The direct call (see direct.py): ``args`` is the address of the tuple (ndarray, K, q, qd, tau, qdd)."""
+    if not arrays_ok(args, 3, 1):
+        return NOT_DIRECT
+    tree, dyn, ws, scratch = split(matrix(args, 1))
+    return aba(tree, dyn, vector(args, 2), vector(args, 3), vector(args, 4), NO_FEXT, flags, vector(args, 5), ws,
+               scratch)
 
 
 @entry

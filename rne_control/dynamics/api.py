@@ -4,27 +4,29 @@ Each function takes single samples of shape (n,) or stacked samples of shape (N,
 not stacked are broadcast), and returns (n,) / (N, n), or (n, n) / (N, n, n) for the mass matrix. On a
 floating-base model these functions hold the base fixed at the identity pose.
 
-The ``try`` in each function is the fast path (see calls.py); its ``except TypeError`` falls back to the
-checked path, which stacks single samples as N = 1 and calls the many-sample kernel.
+The first lines of each function are the fast path, the direct call of the one-sample kernel (see
+direct.py); a status of NOT_DIRECT (an argument not a plain float64 vector, or the kernel not compiled
+yet) falls through to the checked path, which compiles the kernels if needed, converts and validates the
+inputs, stacks single samples as N = 1 and calls the many-sample kernel.
 """
 import numpy as np
 
 from . import aba, crba, gravity as grav, rnea
 from .calls import FLAGS, MODEL, arr, check, close, external_forces, joint_arrays, model_array, prepare
+from .direct import DIRECT, entry_point, not_compiled
 from .spatial import CORIOLIS_ONLY, FRICTION
 
 _f1, _f2, _f3 = arr(1), arr(2), arr(3)
 # bound once: the fast paths below read them without module attribute lookups
-_empty = np.empty
-_rnea_one, _gravity_one, _crba_one, _aba_one = rnea.rnea_one, grav.gravity_one, crba.crba_one, aba.aba_one
+_empty, _id, _ndarray = np.empty, id, np.ndarray
+# the direct entry points, as module globals; checked_call puts the compiled ones in place
+_rnea_one = _gravity_one = _crba_one = _aba_one = not_compiled
 
 KERNELS = {  # name -> (one-sample kernel, its signature, many-sample kernel, its signature)
-    "rnea": (rnea.rnea_one, (*MODEL, _f1, _f1, _f1, FLAGS, _f1),
-             rnea.rnea_many, (*MODEL, _f2, _f2, _f2, _f3, FLAGS, _f2)),
-    "gravity": (grav.gravity_one, (*MODEL, _f1, _f1), grav.gravity_many, (*MODEL, _f2, _f2)),
-    "crba": (crba.crba_one, (*MODEL, _f1, _f2), crba.crba_many, (*MODEL, _f2, _f3)),
-    "aba": (aba.aba_one, (*MODEL, _f1, _f1, _f1, FLAGS, _f1),
-            aba.aba_many, (*MODEL, _f2, _f2, _f2, _f3, FLAGS, _f2)),
+    "rnea": (rnea.rnea_one, DIRECT, rnea.rnea_many, (*MODEL, _f2, _f2, _f2, _f3, FLAGS, _f2)),
+    "gravity": (grav.gravity_one, DIRECT, grav.gravity_many, (*MODEL, _f2, _f2)),
+    "crba": (crba.crba_one, DIRECT, crba.crba_many, (*MODEL, _f2, _f3)),
+    "aba": (aba.aba_one, DIRECT, aba.aba_many, (*MODEL, _f2, _f2, _f2, _f3, FLAGS, _f2)),
 }
 for _one, _, _many, _ in KERNELS.values():
     close(_one)
@@ -34,7 +36,9 @@ for _one, _, _many, _ in KERNELS.values():
 def checked_call(model, name, inputs, K=None, f_ext=None, flags=None, out_shape=None):
     """Slow path: compile if needed, validate and stack the inputs, call the many-sample kernel."""
     one, one_sig, many, many_sig = KERNELS[name]
-    prepare(one, [one_sig])
+    if globals()[f"_{name}_one"] is not_compiled:
+        prepare(one, [one_sig])
+        globals()[f"_{name}_one"] = entry_point(one)
     prepare(many, [many_sig])
     arrays, N = joint_arrays(model, **inputs)
     single = N is None
@@ -64,15 +68,13 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, gravity=None, friction=True,
     ``out``: optional preallocated float64 array of shape (n,) written in place.
     """
     if f_ext is None and gravity is None:
-        try:
-            res = _empty(model.n) if out is None else out
-            st = _rnea_one(model._K, q, qd, qdd, FRICTION if friction else 0, res)
-        except TypeError:
-            pass
-        else:
-            if st:
-                check(model, st)
+        res = _empty(model.n) if out is None else out
+        args = (_ndarray, model._K, q, qd, qdd, res)
+        st = _rnea_one(_id(args), FRICTION if friction else 0)
+        if st == 0:
             return res
+        if st > 0:
+            check(model, st)
     return _into(out, checked_call(model, "rnea", dict(q=q, qd=qd, qdd=qdd), model_array(model, gravity),
                                    f_ext or {}, FRICTION if friction else 0))
 
@@ -80,44 +82,39 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, gravity=None, friction=True,
 def gravity_torques(model, q, gravity=None, out=None):
     """Gravity torques g(q) (N m, N): what holds the robot still against ``gravity`` (m/s^2, base frame)."""
     if gravity is None:
-        try:
-            res = _empty(model.n) if out is None else out
-            st = _gravity_one(model._K, q, res)
-        except TypeError:
-            pass
-        else:
-            if st:
-                check(model, st)
+        res = _empty(model.n) if out is None else out
+        args = (_ndarray, model._K, q, res)
+        st = _gravity_one(_id(args), 0)
+        if st == 0:
             return res
+        if st > 0:
+            check(model, st)
     return _into(out, checked_call(model, "gravity", dict(q=q), model_array(model, gravity)))
 
 
 def coriolis_torques(model, q, qd, out=None):
     """Coriolis and centrifugal torques C(q, qd) qd (N m, N): no gravity, acceleration, friction or rotor terms."""
-    try:
-        res = _empty(model.n) if out is None else out
-        st = _rnea_one(model._K, q, qd, q, CORIOLIS_ONLY, res)  # qdd unused
-    except TypeError:
-        pass
-    else:
-        if st:
-            check(model, st)
+    res = _empty(model.n) if out is None else out
+    args = (_ndarray, model._K, q, qd, q, res)  # qdd unused
+    st = _rnea_one(_id(args), CORIOLIS_ONLY)
+    if st == 0:
         return res
+    if st > 0:
+        check(model, st)
     (qa, qda), _ = joint_arrays(model, q=q, qd=qd)
     return _into(out, checked_call(model, "rnea", dict(q=qa, qd=qda, qdd=qa), None, {}, CORIOLIS_ONLY))
 
 
 def mass_matrix(model, q):
     """Joint-space inertia matrix H(q) (kg m^2, kg), symmetric positive definite, rotor inertia on the diagonal."""
-    try:
-        H = _empty((model.n, model.n))
-        st = _crba_one(model._K, q, H)
-    except TypeError:
-        pass
-    else:
-        if st:
-            check(model, st)
+    n = model.n
+    H = _empty((n, n))
+    args = (_ndarray, model._K, q, H)
+    st = _crba_one(_id(args), 0)
+    if st == 0:
         return H
+    if st > 0:
+        check(model, st)
     return checked_call(model, "crba", dict(q=q), out_shape=(model.n, model.n))
 
 
@@ -127,14 +124,12 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, friction=True, gravity=None)
     :func:`inverse_dynamics`. Raises SingularMassMatrixError (an InputError) if the mass matrix is singular.
     """
     if f_ext is None and gravity is None:
-        try:
-            res = _empty(model.n)
-            st = _aba_one(model._K, q, qd, tau, FRICTION if friction else 0, res)
-        except TypeError:
-            pass
-        else:
-            if st:
-                check(model, st)
+        res = _empty(model.n)
+        args = (_ndarray, model._K, q, qd, tau, res)
+        st = _aba_one(_id(args), FRICTION if friction else 0)
+        if st == 0:
             return res
+        if st > 0:
+            check(model, st)
     return checked_call(model, "aba", dict(q=q, qd=qd, tau=tau), model_array(model, gravity), f_ext or {},
                         FRICTION if friction else 0)

@@ -4,6 +4,8 @@ Each kernel is compiled lazily, on the first call of its public function, for ex
 argument types below (C-contiguous float64; model arrays read-only), and its dispatcher is then
 closed to new types. A call whose arguments already have those types goes straight to the kernel;
 anything else raises TypeError there and takes the slow path, which converts, validates and stacks.
+The fixed-base one-sample kernels are called past the dispatcher instead (direct.py): there a
+NOT_DIRECT status, not a TypeError, sends the call down the slow path.
 """
 import numba as nb
 import numpy as np
@@ -67,11 +69,20 @@ def check(model, st, sample=None, fields=FIELDS):
 
 
 def as_float(name, x):
+    """A C-contiguous float64 copy of ``x``: numbers of any real type, or complex ones whose imaginary parts
+    are all zero. Strings, None and other objects are refused, not parsed."""
     try:
-        a = np.array(x, dtype=float, order="C")
-    except (TypeError, ValueError):
-        raise InputError(f"'{name}' must be an array of numbers, got {type(x).__name__}") from None
-    return a
+        a = np.asarray(x)
+    except (TypeError, ValueError):  # ragged nesting
+        a = None
+    if a is None or a.dtype.kind not in "biufc":
+        raise InputError(f"'{name}' must be an array of numbers, got {type(x).__name__}"
+                         + (f" of dtype {x.dtype}" if isinstance(x, np.ndarray) else ""))
+    if a.dtype.kind == "c":
+        if np.any(a.imag != 0):
+            raise InputError(f"'{name}' has a non-zero imaginary part")
+        a = a.real
+    return np.array(a, dtype=float, order="C")
 
 
 def joint_arrays(model, **named):

@@ -13,7 +13,7 @@ accept (lists, other dtypes, stacked samples, a gravity override) takes the chec
 """
 import numpy as np
 
-from ..model.errors import InputError
+from ..model.errors import InputError, LoopClosureError
 from . import closed_loop as cl
 from .calls import SingularMassMatrixError, arr, as_float, check, close, model_array, prepare
 from .loop_arrays import V_E, offsets
@@ -22,11 +22,6 @@ from .spatial import FRICTION, LENGTH, NONFINITE, SINGULAR
 
 _f1, _f2, _f3 = arr(1), arr(2), arr(3)
 _empty = np.empty
-
-
-class LoopClosureError(InputError):
-    """A loop does not close (out of reach), or closes at a singular configuration where the active
-    joints do not determine the passive ones; the message names the loop and the residual."""
 
 
 def _sigs():

@@ -4,10 +4,11 @@ O(n d), d the depth of the tree. Composite inertias are propagated in the 10-par
 rotor inertia Ia is added on the diagonal (Khalil §3.3.1).
 """
 
-from .spatial import (entry, split, F_OUT, F_Q, IA, JTYPE, LENGTH, NONFINITE, PARENT, QIDX, REVOLUTE, add_params_to_parent, bad,
-                      body, inertia_mul, jit, joint_xform, length_status, status, xT_force_inplace)
+from .direct import NOT_DIRECT, arrays_ok, matrix, vector
+from .spatial import (entry, split, F_OUT, F_Q, IA, LENGTH, NONFINITE, PARENT, REVOLUTE, add_params_to_parent, bad,
+                      body, inertia_mul, jit, joint_xform, length_status, status, xT_force)
 
-WS = 34  # X_up 0:12, I^c 12:22, F 22:28, scratch 28:34
+WS = 28  # X_up 0:12, I^c 12:22, F 22:28
 
 
 @jit
@@ -23,33 +24,39 @@ def crba(tree, dyn, q, H, ws):
         if bad(q[k]):
             return status(NONFINITE, F_Q, k)
         joint_xform(tree[i], jtype, q[k], ws[i, 0:12])
-        ws[i, 12:22] = dyn[i]
+        for j in range(10):  # element by element: numba's slice assignment costs more than the loop
+            ws[i, 12 + j] = dyn[i, j]
     for i in range(nb - 1, -1, -1):  # I^c_p += X^T I^c_i X
         p = int(tree[i, PARENT])
         if p >= 0:
             add_params_to_parent(ws[i, 0:12], ws[i, 12:22], ws[p, 12:22])
-    H[:, :] = 0.0
+    for r in range(nb):
+        for c in range(nb):
+            H[r, c] = 0.0
     for i in range(nb):
         p, jtype, k = body(tree, i)
-        F, S = ws[i, 22:28], ws[i, 28:34]
-        S[:] = 0.0
-        S[2 if jtype == REVOLUTE else 5] = 1.0
+        F = ws[i, 22:28]
+        # S_i as a tuple: kept in registers, where a workspace copy would be stored and loaded back
+        S = (0.0, 0.0, 1.0, 0.0, 0.0, 0.0) if jtype == REVOLUTE else (0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
         inertia_mul(ws[i, 12:22], S, F)  # F = I^c_i S_i
         H[k, k] = F[2 if jtype == REVOLUTE else 5] + tree[i, IA]
-        j = i
-        while int(tree[j, PARENT]) >= 0:  # F = X_j^T F; j = parent(j); H_ij = H_ji = S_j^T F
-            xT_force_inplace(ws[j, 0:12], F)
-            j = int(tree[j, PARENT])
-            kj = int(tree[j, QIDX])
-            H[k, kj] = F[2 if int(tree[j, JTYPE]) == REVOLUTE else 5]
-            H[kj, k] = H[k, kj]
+        j, pj = i, p
+        f0, f1, f2, f3, f4, f5 = F[0], F[1], F[2], F[3], F[4], F[5]
+        while pj >= 0:  # F = X_j^T F; j = parent(j); H_ij = H_ji = S_j^T F
+            f0, f1, f2, f3, f4, f5 = xT_force(ws[j, 0:12], f0, f1, f2, f3, f4, f5)
+            j = pj
+            pj, jtype_j, kj = body(tree, j)
+            H[k, kj] = H[kj, k] = f2 if jtype_j == REVOLUTE else f5
     return 0
 
 
 @entry
-def crba_one(K, q, H):
-    tree, dyn, ws, _ = split(K)
-    return crba(tree, dyn, q, H, ws)
+def crba_one(args, flags):
+    """The direct call (see direct.py): ``args`` is the address of the tuple (ndarray, K, q, H); no flags."""
+    if not arrays_ok(args, 1, 2):
+        return NOT_DIRECT
+    tree, dyn, ws, _ = split(matrix(args, 1))
+    return crba(tree, dyn, vector(args, 2), matrix(args, 3), ws)
 
 
 @entry

@@ -5,6 +5,7 @@ in body coordinates; the backward pass accumulates each subtree's mass m^c and f
 tau_i = S_i^T f_i with f_i = -(gravity wrench on the subtree) = [-(h^c x g_i); -m^c g_i].
 """
 
+from .direct import NOT_DIRECT, arrays_ok, matrix, vector
 from .spatial import (F_OUT, F_Q, NONFINITE, REVOLUTE, bad, body, entry, gravity_status, jit, joint_xform,
                       length_status, split, status)
 
@@ -49,9 +50,12 @@ def gravity(tree, dyn, q, tau, ws):
 
 
 @entry
-def gravity_one(K, q, tau):
-    tree, dyn, ws, _ = split(K)
-    return gravity(tree, dyn, q, tau, ws)
+def gravity_one(args, flags):
+    """The direct call (see direct.py): ``args`` is the address of the tuple (ndarray, K, q, tau); no flags."""
+    if not arrays_ok(args, 1, 1):
+        return NOT_DIRECT
+    tree, dyn, ws, _ = split(matrix(args, 1))
+    return gravity(tree, dyn, vector(args, 2), vector(args, 3), ws)
 
 
 @entry

@@ -5,6 +5,7 @@ CORIOLIS_ONLY flag, a_g = 0 and qdd = 0: the Coriolis-only variant C(q, qd) qd.
 """
 import numpy as np
 
+from .direct import NOT_DIRECT, arrays_ok, matrix, vector
 from .spatial import (CORIOLIS_ONLY, F_QDD, FRICTION, FS, FV, IA, REVOLUTE, add_cross_force, add_cross_motion_S,
                       add_xT_force, body, entry, gravity_status, inertia_mul, inline, joint_xform, lengths_status,
                       nonfinite_status, sgn, split, x_motion)
@@ -66,9 +67,12 @@ def rnea(tree, dyn, q, qd, qdd, f_ext, flags, tau, ws):
 
 
 @entry
-def rnea_one(K, q, qd, qdd, flags, tau):
-    tree, dyn, ws, _ = split(K)
-    return rnea(tree, dyn, q, qd, qdd, NO_FEXT, flags, tau, ws)
+def rnea_one(args, flags):
+    """The direct call (see direct.py): ``args`` is the address of the tuple (ndarray, K, q, qd, qdd, tau)."""
+    if not arrays_ok(args, 3, 1):
+        return NOT_DIRECT
+    tree, dyn, ws, _ = split(matrix(args, 1))
+    return rnea(tree, dyn, vector(args, 2), vector(args, 3), vector(args, 4), NO_FEXT, flags, vector(args, 5), ws)
 
 
 @entry

@@ -77,15 +77,17 @@ def add_xT_force(X, f, out):
 
 
 @inline
-def xT_force_inplace(X, f):
-    """f = X^T f (force vector from body to parent coordinates, in place)."""
-    fx = X[0] * f[3] + X[3] * f[4] + X[6] * f[5]
-    fy = X[1] * f[3] + X[4] * f[4] + X[7] * f[5]
-    fz = X[2] * f[3] + X[5] * f[4] + X[8] * f[5]
-    n0 = X[0] * f[0] + X[3] * f[1] + X[6] * f[2] + X[10] * fz - X[11] * fy
-    n1 = X[1] * f[0] + X[4] * f[1] + X[7] * f[2] + X[11] * fx - X[9] * fz
-    n2 = X[2] * f[0] + X[5] * f[1] + X[8] * f[2] + X[9] * fy - X[10] * fx
-    f[0], f[1], f[2], f[3], f[4], f[5] = n0, n1, n2, fx, fy, fz
+def xT_force(X, f0, f1, f2, f3, f4, f5):
+    """X^T f for the force vector f = [n; f] given by its six components (body to parent coordinates),
+    as six numbers: lets a loop carry f in registers."""
+    fx = X[0] * f3 + X[3] * f4 + X[6] * f5
+    fy = X[1] * f3 + X[4] * f4 + X[7] * f5
+    fz = X[2] * f3 + X[5] * f4 + X[8] * f5
+    n0 = X[0] * f0 + X[3] * f1 + X[6] * f2 + X[10] * fz - X[11] * fy
+    n1 = X[1] * f0 + X[4] * f1 + X[7] * f2 + X[11] * fx - X[9] * fz
+    n2 = X[2] * f0 + X[5] * f1 + X[8] * f2 + X[9] * fy - X[10] * fx
+    return n0, n1, n2, fx, fy, fz
+
 
 
 @inline

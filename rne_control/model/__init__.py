@@ -1,8 +1,11 @@
 """Robot models: URDF and DH/MDH YAML parsed into a compact, immutable array description."""
-from .errors import InputError, ModelError
+from .errors import InputError, LoopClosureError, ModelError, SingularConfigurationError
 from .model import PRISMATIC, REVOLUTE, Model
 from .urdf import load_urdf
 from .dh import load_dh
 from .load import load_model
+from .parallel import ParallelModel
+from .parallel_load import load_parallel
 
-__all__ = ["Model", "ModelError", "InputError", "load_urdf", "load_dh", "load_model", "REVOLUTE", "PRISMATIC"]
+__all__ = ["Model", "ModelError", "InputError", "load_urdf", "load_dh", "load_model", "REVOLUTE", "PRISMATIC",
+           "ParallelModel", "load_parallel", "LoopClosureError", "SingularConfigurationError"]

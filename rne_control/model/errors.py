@@ -7,3 +7,13 @@ class ModelError(ValueError):
 
 class InputError(ValueError):
     """A call received bad numbers (shape, NaN/inf, unknown name); the message names the joint or field."""
+
+
+class LoopClosureError(InputError):
+    """Kinematic loops cannot be closed: no configuration satisfies the loop constraints (e.g. the forward
+    kinematics of a parallel platform did not converge for the given leg lengths)."""
+
+
+class SingularConfigurationError(InputError):
+    """A kinematic Jacobian is singular at the given configuration (e.g. a parallel platform's J_p^-1,
+    a type II singularity, or a universal joint with the leg along its first axis)."""

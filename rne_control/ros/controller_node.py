@@ -123,6 +123,7 @@ from ..control.trajectory import TrajectoryError, TrajectoryGenerator
 from ..control.watchdog import FRESH, NO_STATE, STALE, Watchdog
 from .conversions import (STATE_FIELDS, JointStateError, JointStateMapper, accel_fields, bind_float_field,
                           odometry_fields, trajectory_fields)
+from . import follow_joint_trajectory
 from .controller_settings import (COMMAND_TYPES, RUNTIME_NAMES, RUNTIME_SPECS, STATIC_SPECS, ConfigError,
                                   Settings)
 from .params import Spec, T, TypedParameters
@@ -140,6 +141,7 @@ class ControllerNode(Node):
         super().__init__(node_name, **kwargs)
         self._ready = False
         self.model = None
+        self._fjt = None
         self.params = TypedParameters(self)
         self.params.declare(STATIC_SPECS)
         self.params.declare(RUNTIME_SPECS)
@@ -313,6 +315,7 @@ class ControllerNode(Node):
         self._timer = self.create_timer(self.period, self._on_timer)
         self._diag_timer = self.create_timer(1.0, self._on_diagnostics,
                                              clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self._fjt = follow_joint_trajectory.create_server(self)   # None without control_msgs
         self._realtime_options()
         self._ready = True
         log.info("model %r: controlling %s at %.1f Hz, mode %s, base %s, publishing %s on %s"
@@ -468,6 +471,8 @@ class ControllerNode(Node):
         except TrajectoryError as e:
             self._reject("joint_trajectory", "~/joint_trajectory", e)
             return
+        if self._fjt is not None:
+            self._fjt.preempt_by_topic()
         self.get_logger().info("trajectory accepted: %d points (%s), %.3f s"
                                % (len(times), prep.kind, times[-1]), throttle_duration_sec=1.0)
 
@@ -575,6 +580,8 @@ class ControllerNode(Node):
         if self.limiter.apply(sel, out=cmd):
             self._sat_mask |= self.limiter.saturated.astype(bool)
         self._publish_command(entry_ns, now_ns)
+        if self._fjt is not None:
+            self._fjt.update(now)
         if self._cycles % self._state_every == 0:
             self._publish_state(s, sel_law=None)
 
