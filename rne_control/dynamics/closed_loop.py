@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from .crba import crba
+from .direct import DIMS, NOT_DIRECT, TUPLE_SIZE, _words, is_array, item, matrix, vector
 from .gravity import gravity
 from .loop_arrays import (H_LAST, V_BIAS, V_COL, V_DQ, V_E, V_G, V_H, V_LAST, V_QD, V_QDD, V_RHS, V_START, V_TAUTR,
                           V_UNIT, inline, offsets, sizes)
@@ -26,7 +27,7 @@ from .loop_closure import closure
 from .loop_solve import (NOCLOSE, SINGULAR_LOOP, expand, factor_passive, newton, passive_jacobian, project,
                          solve_passive, worst_loop)
 from .rnea import rnea
-from .spatial import FRICTION, LENGTH, NONFINITE, SINGULAR, bad, entry, split, status
+from .spatial import FRICTION, KW, LENGTH, NONFINITE, SINGULAR, bad, entry, split, status
 
 GRAVITY_ONLY = 4    # torque modes beside FRICTION (spatial.FRICTION = 1): G^T g only;
 VELOCITY_ONLY = 8   # H_c without gravity (no friction, qdd_a = 0);
@@ -350,3 +351,22 @@ def forward_many(K, LK, qa, qda, tau, q_guess, flags, qdda, q):
         if st:
             return st, s
     return 0, 0
+
+
+@entry
+def torques_direct(args, flags):
+    """The direct call (direct.py): ``args`` is the address of the tuple
+    (ndarray, K, LK, qa, qda, qdda, q_guess, tau_a, q)."""
+    if _words(args, TUPLE_SIZE + 1, np.int64)[TUPLE_SIZE] != 9:
+        return NOT_DIRECT
+    if not (is_array(args, 1, 2, True) and is_array(args, 2, 2, True) and is_array(args, 7, 1, True)
+            and is_array(args, 8, 1, True)):
+        return NOT_DIRECT
+    for i in range(3, 7):
+        if not is_array(args, i, 1, False):
+            return NOT_DIRECT
+    dims = _words(_words(item(args, 1), DIMS + 1, np.int64)[DIMS], 2, np.int64)
+    if dims[1] != KW or dims[0] < 4 or (dims[0] - 4) % 3 != 0:
+        return NOT_DIRECT
+    return torques(matrix(args, 1), matrix(args, 2), vector(args, 3), vector(args, 4), vector(args, 5),
+                   vector(args, 6), flags, vector(args, 7), vector(args, 8))

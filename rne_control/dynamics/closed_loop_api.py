@@ -16,6 +16,7 @@ import numpy as np
 from ..model.errors import InputError, LoopClosureError
 from . import closed_loop as cl
 from .calls import SingularMassMatrixError, arr, as_float, check, close, model_array, prepare
+from .direct import DIRECT, entry_point, not_compiled
 from .loop_arrays import V_E, offsets
 from .loop_solve import NOCLOSE, SINGULAR_LOOP
 from .spatial import FRICTION, LENGTH, NONFINITE, SINGULAR
@@ -43,6 +44,8 @@ for _one, _, _many, _ in KERNELS.values():
     close(_one)
     close(_many)
 _torques_one, _mass_one, _forward_one = cl.torques_one, cl.mass_one, cl.forward_one
+_torques_direct = not_compiled   # the direct call (direct.py) of the torque kernel, once compiled
+_id, _ndarray = id, np.ndarray
 _FIELDS = {cl.F_QA: "q_active", cl.F_QDA: "qd_active", cl.F_QDDA: "qdd_active", cl.F_TAUA: "tau_active",
            cl.F_GUESS: "q_guess"}
 
@@ -118,9 +121,13 @@ def _stack(model, active, q_guess, name_q="q_guess"):
 
 
 def _call(model, name, active, q_guess, flags=None, K=None, out_shape=None, q_out=None):
+    global _torques_direct
     one, one_sig, many, many_sig = KERNELS[name]
     prepare(one, [one_sig])
     prepare(many, [many_sig])
+    if name == "torques" and _torques_direct is not_compiled:
+        prepare(cl.torques_direct, [DIRECT])
+        _torques_direct = entry_point(cl.torques_direct)
     arrays, g, S, single = _stack(model, active, q_guess)
     N = len(model.loops.active)
     out = np.empty((S, *(out_shape or (N,))))
@@ -175,18 +182,15 @@ def closed_loop_inverse_dynamics(model, q_active, qd_active, qdd_active, q_guess
     (``friction=True``) the friction of every tree joint included; ``gravity`` (m/s^2) overrides the model's.
     ``q_out`` (n,), optional, receives the closed configuration (to warm-start the next call)."""
     if gravity is None:
-        try:
-            loops = model.loops
-            tau = _empty(loops.active.shape[0])
-            st = _torques_one(model._K, loops.LK, q_active, qd_active, qdd_active,
-                              loops.q_guess0 if q_guess is None else q_guess, FRICTION if friction else 0, tau,
-                              _empty(model.n) if q_out is None else q_out)
-        except TypeError:
-            pass
-        else:
-            if st:
-                _check(model, st)
+        loops = model.loops
+        tau = _empty(loops.active.shape[0])
+        args = (_ndarray, model._K, loops.LK, q_active, qd_active, qdd_active,
+                loops.q_guess0 if q_guess is None else q_guess, tau, _empty(model.n) if q_out is None else q_out)
+        st = _torques_direct(_id(args), FRICTION if friction else 0)
+        if st == 0:
             return tau
+        if st > 0:
+            _check(model, st)
     return _call(model, "torques", dict(q_active=q_active, qd_active=qd_active, qdd_active=qdd_active), q_guess,
                  FRICTION if friction else 0, model_array(model, gravity), q_out=q_out)
 
