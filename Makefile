@@ -30,6 +30,7 @@ bench: $(STAMP)
 	$(VPY) bench/bench_elastic.py
 	$(VPY) bench/bench_parallel.py
 	$(VPY) bench/bench_identification.py
+	$(VPY) bench/bench_closed_loop.py
 
 bench-loop: $(STAMP)
 	$(VPY) bench/bench_loop.py

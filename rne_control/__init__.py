@@ -10,6 +10,8 @@ from .dynamics import (base_twist_from_momentum, floating_forward_dynamics, free
                        moving_base_inverse_dynamics)
 from .dynamics import (elastic_coriolis_torques, elastic_forward_dynamics, elastic_gravity_torques,
                        elastic_inverse_dynamics)
+from .dynamics import (closed_loop_coriolis_torques, closed_loop_forward_dynamics, closed_loop_gravity_torques,
+                       closed_loop_inverse_dynamics, closed_loop_mass_matrix, loop_jacobian, solve_loops)
 from .dynamics import (parallel_coriolis_torques, parallel_forward_dynamics, parallel_gravity_torques,
                        parallel_inverse_dynamics, parallel_joint_forward_dynamics, parallel_joint_inverse_dynamics,
                        parallel_mass_matrix, platform_forward_kinematics, platform_inverse_kinematics,
@@ -29,4 +31,6 @@ __all__ = ["Model", "ModelError", "InputError", "SingularMassMatrixError", "load
            "parallel_joint_forward_dynamics", "parallel_gravity_torques", "parallel_coriolis_torques",
            "parallel_mass_matrix",
            "regressor", "parameter_vector", "parameter_names", "base_parameters",
-           "excitation_trajectory", "identify", "differentiate"]
+           "excitation_trajectory", "identify", "differentiate",
+           "solve_loops", "loop_jacobian", "closed_loop_inverse_dynamics", "closed_loop_gravity_torques",
+           "closed_loop_coriolis_torques", "closed_loop_mass_matrix", "closed_loop_forward_dynamics"]

@@ -75,22 +75,26 @@ def _unpack(y, n, floating):
     return State(y[:n], y[n:2 * n], y[2 * n:2 * n + 3], y[2 * n + 3:2 * n + 7], y[2 * n + 7:2 * n + 13])
 
 
+def rk4(f, t, y, h):
+    """One classical RK4 step of y' = f(t, y) (y a 1-D array) of length h from time t."""
+    k1 = f(t, y)
+    k2 = f(t + h / 2, y + (h / 2) * k1)
+    k3 = f(t + h / 2, y + (h / 2) * k2)
+    k4 = f(t + h, y + h * k3)
+    return y + (h / 6) * (k1 + 2 * (k2 + k3) + k4)
+
+
 def rk4_step(model, s, t, h, torque, **kw):
     """One classical RK4 step of length h (s) from time t; ``torque(t, state)`` gives the joint torques
     at each stage (a constant for a zero-order hold). ``kw`` as in :func:`derivative`. The stages work
     on the state packed into one vector, to keep the number of numpy operations per step small."""
     n, floating = len(s.q), s.floating
-    y = _pack(s)
 
     def f(t_, y_):
         x = _unpack(y_, n, floating)
         return _pack(derivative(model, x, torque(t_, x), **kw))
 
-    k1 = f(t, y)
-    k2 = f(t + h / 2, y + (h / 2) * k1)
-    k3 = f(t + h / 2, y + (h / 2) * k2)
-    k4 = f(t + h, y + h * k3)
-    out = _unpack(y + (h / 6) * (k1 + 2 * (k2 + k3) + k4), n, floating)
+    out = _unpack(rk4(f, t, _pack(s), h), n, floating)
     if floating:
         out.quat = out.quat / np.linalg.norm(out.quat)
     return out

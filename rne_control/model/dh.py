@@ -7,12 +7,15 @@ import yaml
 
 from .elastic import actuated_flag, elastic_spec
 from .errors import ModelError
+from .loops import CutJoint
 from .model import Link, build_model
 from .spatial import inertia_matrix, rot_x, rot_z, transform
 
-TOP_KEYS = {"name", "convention", "gravity", "links", "base", "base_link"}
+TOP_KEYS = {"name", "convention", "gravity", "links", "base", "base_link", "cut_joints"}
 LINK_KEYS = {"name", "joint_name", "joint", "mass", "com", "inertia", "rotor_inertia", "coulomb", "viscous",
              "effort_limit", "velocity_limit", "lower_limit", "upper_limit", "elastic", "actuated"}
+CUT_KEYS = {"name", "joint", "parent", "gamma", "b", "alpha", "d", "theta", "r", "closes_on", "on_closes_on"}
+ON_CLOSES_ON_KEYS = {"gamma", "b", "alpha", "d"}
 GEOMETRY = {"standard": {"a", "alpha", "d", "theta"},
             "modified": {"parent", "gamma", "b", "alpha", "d", "theta", "r"}}
 INERTIA_KEYS = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
@@ -68,6 +71,50 @@ def _rx(a):
     return transform(R=rot_x(a))
 
 
+def _khalil(d, where):
+    """Khalil's frame transform T = Rz(gamma) Tz(b) Rx(alpha) Tx(d) Rz(theta) Tz(r) (seed 001, §2.1)."""
+    return (_rz(_num(d, "gamma", where)) @ _tz(_num(d, "b", where)) @ _rx(_num(d, "alpha", where))
+            @ _tx(_num(d, "d", where)) @ _rz(_num(d, "theta", where)) @ _tz(_num(d, "r", where)))
+
+
+def _link_index(e, key, where, names):
+    val = e.get(key)
+    if isinstance(val, bool) or not isinstance(val, int) or not 0 <= val < len(names):
+        raise ModelError(f"{where}: '{key}' must be the index of a link (1..{len(names) - 1}, 0 = base), got {val!r}")
+    return names[val]
+
+
+def _cut_joints(entries, src, names):
+    """The top-level ``cut_joints`` list (Khalil §2.2, Figure 2) -> CutJoint objects."""
+    if not isinstance(entries, list):
+        raise ModelError(f"{src}: 'cut_joints' must be a list")
+    out = []
+    for c, e in enumerate(entries):
+        where = f"{src}: cut_joints[{c}]"
+        if not isinstance(e, dict):
+            raise ModelError(f"{where}: each cut joint must be a mapping")
+        if "name" in e:
+            where = f"{src}: cut_joints[{c}] (cut joint '{e['name']}')"
+        bad = set(e) - CUT_KEYS
+        if bad:
+            raise ModelError(f"{where}: unknown key(s) {sorted(bad)} (allowed: {sorted(CUT_KEYS)})")
+        for key in ("name", "joint", "parent", "closes_on"):
+            if key not in e:
+                raise ModelError(f"{where}: missing required field '{key}'")
+        if e["joint"] not in ("revolute", "prismatic", "spherical"):
+            raise ModelError(f"{where}: unknown cut joint type {e['joint']!r} (revolute | prismatic | spherical)")
+        on = e.get("on_closes_on", {}) or {}
+        if not isinstance(on, dict):
+            raise ModelError(f"{where}: 'on_closes_on' must be a mapping with keys {sorted(ON_CLOSES_ON_KEYS)}")
+        bad = set(on) - ON_CLOSES_ON_KEYS
+        if bad:
+            raise ModelError(f"{where}: unknown key(s) {sorted(bad)} in 'on_closes_on' (allowed: "
+                             f"{sorted(ON_CLOSES_ON_KEYS)}; theta = r = 0 for frame R_(k+B))")
+        out.append(CutJoint(str(e["name"]), e["joint"], _link_index(e, "parent", where, names), _khalil(e, where),
+                            _link_index(e, "closes_on", where, names), _khalil(on, f"{where} on_closes_on")))
+    return out
+
+
 def load_dh(path_or_dict, floating_base=None, joints=None, locked=None):
     """Load a DH (``convention: standard``) or modified-DH (``convention: modified``) YAML model.
 
@@ -77,6 +124,13 @@ def load_dh(path_or_dict, floating_base=None, joints=None, locked=None):
     prismatic ones to d (standard) or r (modified). Lengths in m, angles in rad, masses in kg,
     inertias in kg m^2 about the COM in link-frame axes. ``floating_base``: None lets the file decide
     (``base: floating``), True/False overrides. Unknown keys raise :class:`ModelError`.
+
+    Closed loops (Khalil §2.2): in a file with ``cut_joints``, ``actuated: false`` makes a joint passive in
+    its loop (without them, a free passive joint, see below); the top-level
+    ``cut_joints`` list gives, per loop, the cut joint k (``joint``: revolute | prismatic | spherical),
+    frame R_k relative to link ``parent`` (= i = a(k); gamma, b, alpha, d, theta, r) and frame R_(k+B)
+    relative to link ``closes_on`` (= j; ``on_closes_on``: gamma, b, alpha, d). Link indices are 1-based
+    positions in ``links``, 0 = the base.
 
     Lumped elasticity (Khalil §6): a link's ``elastic: {stiffness, rest_position, damping}`` makes its
     joint elastic (passive, torque -K (q - q0) - D qd); ``actuated: false`` alone makes it a free
@@ -167,10 +221,13 @@ def load_dh(path_or_dict, floating_base=None, joints=None, locked=None):
     gravity = doc.get("gravity")
     if gravity is not None:
         gravity = _vec3(doc, "gravity", src)
+    cuts = _cut_joints(doc["cut_joints"], src, names) if "cut_joints" in doc else ()
     model = build_model(str(doc.get("name", "robot")), links, joints=joints, locked=locked, gravity=gravity,
-                        floating_base=floating_base, elastic=elastic, actuated=actuated)
+                        floating_base=floating_base, elastic=elastic, actuated=actuated, cut_joints=cuts)
     model.source = ("dh", doc, dict(joints=joints, locked=locked, floating_base=floating_base))
     return model
+
+
 def _passive_keys(e, where, jt, joint, elastic, actuated):
     """A link's ``elastic`` and ``actuated`` keys into the maps that build_model takes."""
     if "actuated" in e:

@@ -46,8 +46,8 @@ def elastic_spec(value, where):
 
 
 def actuated_flag(value, where):
-    """A YAML link's ``actuated:`` value (true | false). Minimal; the closed-loop branch (issue 7) parses
-    the same key: keep one of the two parsers when merging."""
+    """A YAML link's ``actuated:`` value (true | false), for elastic and free joints and for the passive
+    joints of closed loops (model/loops.py)."""
     if not isinstance(value, bool):
         raise ModelError(f"{where}: 'actuated' must be true or false, got {value!r}")
     return value

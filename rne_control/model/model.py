@@ -34,6 +34,7 @@ import numpy as np
 
 from .elastic import ELASTIC, RIGID, elastic_columns
 from .errors import ModelError
+from .loops import build_loops
 from .spatial import (align_z, body_params, check_inertia, inertia_matrix, inverse, transform,
                       transform_params)
 
@@ -57,7 +58,8 @@ class Model:
     """
 
     def __init__(self, name, joint_names, link_names, topo, kin, inertia, link_frames, gravity,
-                 effort_limits, velocity_limits, floating_base, base_link, position_limits, elastic=None):
+                 effort_limits, velocity_limits, floating_base, base_link, position_limits, elastic=None,
+                 loops=None):
         self.name = name
         self.joint_names = tuple(joint_names)
         self.link_names = tuple(link_names)
@@ -82,8 +84,38 @@ class Model:
         self.floating_base = bool(floating_base)
         self.base_link = base_link
         self.index = {name: i for i, name in enumerate(self.joint_names)}
+        # the closed-loop description (rne_control.model.loops); a tree has every joint active, no loop
+        self.loops = loops if loops is not None else build_loops(name, self.joint_names, self.position_limits,
+                                                                 {}, topo)
         self.link_params = {}  # link name -> its own [m, h, I_o] in its link frame (set by build_model)
         self.source = None     # (format, file or document, loader options), set by the loaders
+
+    @property
+    def active_joint_names(self):
+        """The N motorised joints, in ``joint_names`` order: of a closed-loop model, the joints that are not
+        passive in a loop; otherwise ``rigid_joint_names`` (all joints of a plain tree)."""
+        if self.is_closed_loop:
+            return tuple(self.joint_names[k] for k in self.loops.active)
+        return self.rigid_joint_names
+
+    @property
+    def passive_joint_names(self):
+        """The passive joints: of a closed-loop model, the loops' (``actuated: false``, URDF mimic joints);
+        otherwise the elastic and free joints (``unactuated_joint_names``)."""
+        if self.is_closed_loop:
+            return tuple(self.joint_names[k] for k in self.loops.passive)
+        return self.unactuated_joint_names
+
+    @property
+    def cut_joint_names(self):
+        """The joints where the loops were cut (Khalil's cut joints), in file order."""
+        return self.loops.cut_joint_names
+
+    @property
+    def is_closed_loop(self):
+        """True if the model has passive joints tied to the active ones by loops or mimic couplings."""
+        return len(self.loops.passive) > 0
+
 
     def with_parameters(self, link_params, rotor_inertia, viscous, coulomb):
         """A copy of this model with other inertial parameters and joint friction, same kinematics.
@@ -253,7 +285,7 @@ def _joint_motion(kind, axis, q):
 
 
 def build_model(name, links, joints=None, locked=None, gravity=None, floating_base=False, default_order=None,
-                elastic=None, actuated=None):
+                elastic=None, actuated=None, cut_joints=(), mimic=None):
     """Fold and pack a list of :class:`Link` (parents listed before children, root first) into a Model.
 
     ``joints`` selects and orders the controlled joints (default: movable joints in list order); every
@@ -261,6 +293,8 @@ def build_model(name, links, joints=None, locked=None, gravity=None, floating_ba
     ``default_order`` is the joint order when ``joints`` is None (URDF: document order).
     ``elastic`` {joint: {stiffness, rest_position, damping}} and ``actuated`` {joint: bool}: lumped
     elasticity and passive joints, see elastic.py.
+    ``actuated``, ``cut_joints``, ``mimic``: the closed-loop description, see
+    :func:`rne_control.model.loops.build_loops`.
     """
     locked = dict(locked or {})
     movable = [lk.joint_name for lk in links if lk.parent is not None and lk.joint_type != "fixed"]
@@ -348,8 +382,18 @@ def build_model(name, links, joints=None, locked=None, gravity=None, floating_ba
         raise ModelError(f"gravity must be 3 finite numbers, got {g.tolist()}")
     root = links[0].name
     cols = elastic_columns(name, joints, movable, elastic, actuated)
+    # a locked mimic joint is folded at its locked value like any locked joint: its coupling is dropped
+    mimic = {f: c for f, c in (mimic or {}).items() if f in qindex}
+    for f, (leader, _, _) in mimic.items():
+        if leader in movable and leader not in qindex:
+            raise ModelError(f"mimic joint '{f}' is controlled but its leader '{leader}' is locked: control both "
+                             "or lock both")
+    # a model with cut joints or mimic couplings is a closed-loop one: its passive joints (actuated: false,
+    # mimic) are the loops'; without them, actuated: false makes a free passive joint (elastic.py)
+    loops = (build_loops(name, joints, plims, frames, topo, actuated, cut_joints, mimic) if cut_joints or mimic
+             else None)
     model = Model(name, joints, [lk.name for lk in links], topo, kin, params + [base_params], frames, g,
-                  effort, velocity, floating_base, root, plims, cols)
+                  effort, velocity, floating_base, root, plims, cols, loops)
     model.link_params = {lk.name: _readonly(link_params.get(lk.name, np.zeros(10))) for lk in links}
     return model
 

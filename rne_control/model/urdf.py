@@ -48,7 +48,10 @@ def load_urdf(source, joints=None, locked=None, friction=True, gravity=None, flo
     ``gravity`` (m/s^2, world frame) defaults to (0, 0, -9.81). ``floating_base=True`` adds a free 6-DOF
     root whose body is the URDF root link (and whatever is fixed to it). URDF has no stiffness:
     ``elastic={joint: {"stiffness": K, "rest_position": q0, "damping": D}}`` makes those joints elastic
-    (Khalil §6; N m/rad, rad, N m s/rad or N/m, m, N s/m; see :mod:`rne_control.model.elastic`).
+    (Khalil §6; N m/rad, rad, N m s/rad or N/m, m, N s/m; see :mod:`rne_control.model.elastic`). A
+    ``<mimic joint multiplier offset>`` joint becomes a passive joint tied to its leader, q = multiplier
+    q_leader + offset (``model.passive_joint_names``; the closed-loop functions treat it as a loop with
+    constant G).
     """
     robot = _parse(source)
     by_child, children = {}, {}
@@ -114,13 +117,23 @@ def load_urdf(source, joints=None, locked=None, friction=True, gravity=None, flo
         for j in reversed(children.get(name, [])):
             stack.append((j.child, j))
     order = [j.name for j in robot.joints if j.type != "fixed"]
+    mimic = {}
+    movable = {j.name for j in robot.joints if j.type != "fixed"}
+    for j in robot.joints:
+        if j.mimic is not None and j.type != "fixed":
+            if j.mimic.joint not in movable:
+                raise ModelError(f"mimic joint '{j.name}': its leader '{j.mimic.joint}' is not a movable joint of "
+                                 f"the URDF")
+            mult = 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier)
+            off = 0.0 if j.mimic.offset is None else float(j.mimic.offset)
+            mimic[j.name] = (j.mimic.joint, mult, off)
     if elastic is not None and not isinstance(elastic, dict):
         raise ModelError("'elastic' must map joint names to {stiffness, rest_position, damping}")
     for j in joint_dynamics or {}:
         if j not in order:
             raise ModelError(f"joint_dynamics: unknown or fixed joint '{j}' (movable joints: {order})")
     model = build_model(robot.name, links, joints=joints, locked=locked, gravity=gravity,
-                        floating_base=floating_base, default_order=order, elastic=elastic)
+                        floating_base=floating_base, default_order=order, elastic=elastic, mimic=mimic)
     model.source = ("urdf", source, dict(joints=joints, locked=locked, friction=friction, gravity=gravity,
                                          floating_base=floating_base, joint_dynamics=joint_dynamics,
                                          elastic=elastic))

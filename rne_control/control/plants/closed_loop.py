@@ -1,0 +1,144 @@
+"""The Plant of a closed-loop robot (Khalil 2010, §4): controlled coordinates are its active joints.
+
+The state read from ``/joint_states`` is the active joints (required) and the passive ones (optional).
+:meth:`ClosedLoopPlant.set_state` closes the loops for the measured active joints, warm-started from
+the last solution with any measured passive joint put in; a measured passive joint that differs from
+the closed solution by more than ``loop_tolerance`` (rad or m) makes the state inconsistent
+(:class:`StateError`). Passive velocities are not read: they are G qd_a (eq. 56). Every dynamics call
+is one closed-loop library call on the model (the tree's RNE, gravity or CRBA projected by G^T).
+"""
+import numpy as np
+
+from ...dynamics.closed_loop_api import (LoopClosureError, closed_loop_coriolis_torques,
+                                         closed_loop_forward_dynamics, closed_loop_gravity_torques,
+                                         closed_loop_inverse_dynamics, closed_loop_mass_matrix, loop_jacobian,
+                                         solve_loops)
+from ...dynamics.spatial import FS, FV, JTYPE, QIDX, REVOLUTE
+from ..plant import Plant, StateError
+
+DEFAULT_LOOP_TOLERANCE = 0.01
+
+
+class ClosedLoopPlant(Plant):
+    """A closed-loop model (``model.is_closed_loop``; a tree also works, with no passive joint).
+
+    ``loop_tolerance`` (rad or m): how far a measured passive joint may be from the closed solution.
+    """
+
+    kind = "closed_loop"
+
+    def __init__(self, model, loop_tolerance=DEFAULT_LOOP_TOLERANCE):
+        if not (np.isfinite(loop_tolerance) and loop_tolerance > 0):
+            raise ValueError(f"loop_tolerance must be a positive number (rad or m), got {loop_tolerance!r}")
+        self.model = model
+        self.name = model.name
+        self.loop_tolerance = float(loop_tolerance)
+        self._active = np.array(model.loops.active)
+        self._passive = np.array(model.loops.passive)
+        self.joint_names = model.active_joint_names
+        self.state_names = model.active_joint_names + model.passive_joint_names
+        self.required_names = self.joint_names
+        self.sim_names = self.joint_names
+        self.effort_limits = np.array(model.effort_limits[self._active])
+        self.velocity_limits = np.array(model.velocity_limits[self._active])
+        self.position_limits = np.array(model.position_limits[self._active])
+        self.link_names = model.link_names
+        tree = np.asarray(model.tree)
+        k = tree[:, QIDX].astype(int)
+        self._Fv, self._Fs, self._revolute = np.zeros(model.n), np.zeros(model.n), np.zeros(model.n, bool)
+        self._Fv[k], self._Fs[k] = tree[:, FV], tree[:, FS]
+        self._revolute[k] = tree[:, JTYPE] == REVOLUTE
+        self._gravity0 = np.array(model.gravity)
+        self._q = np.array(model.loops.q_ref)          # the closed tree configuration of the last state
+        self._qa = np.array(self._q[self._active])
+        self._qda = np.zeros(len(self._active))
+        self._sim_q = np.array(model.loops.q_ref)      # warm start of the simulation's loop solves
+
+    # ------------------------------------------------------------ run-time settings
+    def set_gravity(self, gravity):
+        self.model.set_gravity(self._gravity0 if gravity is None else gravity)
+
+    def set_payload(self, link, mass=0.0, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
+        if link is None:
+            self.model.clear_payload()
+        else:
+            self.model.set_payload(link, mass, com, inertia)
+
+    # ------------------------------------------------------------ state
+    def set_state(self, q, qd):
+        q, qd = np.asarray(q, float), np.asarray(qd, float)
+        N, ns = len(self._active), len(self.state_names)
+        if q.shape != (ns,) or qd.shape != (ns,):
+            raise StateError(f"state must have {ns} positions and velocities ({list(self.state_names)}), "
+                             f"got {q.shape} and {qd.shape}")
+        for i in range(N):
+            if not (np.isfinite(q[i]) and np.isfinite(qd[i])):
+                raise StateError(f"active joint '{self.state_names[i]}' is missing or not finite")
+        guess = np.array(self._q)
+        measured = np.isfinite(q[N:])
+        guess[self._passive[measured]] = q[N:][measured]
+        try:
+            q_tr = solve_loops(self.model, q[:N], guess)
+        except LoopClosureError as exc:
+            raise StateError(f"the loops do not close at the measured state: {exc}") from None
+        for j in np.flatnonzero(measured):
+            k = self._passive[j]
+            diff = q[N + j] - q_tr[k]
+            if self._revolute[k]:
+                diff = (diff + np.pi) % (2 * np.pi) - np.pi
+            if abs(diff) > self.loop_tolerance:
+                raise StateError(f"passive joint '{self.state_names[N + j]}' is measured at {q[N + j]:.6g} but the "
+                                 f"closed loop puts it at {q_tr[k]:.6g} (off by {abs(diff):.3g}, loop_tolerance "
+                                 f"{self.loop_tolerance:g})")
+        self._q, self._qa, self._qda = q_tr, np.array(q[:N]), np.array(qd[:N])
+
+    @property
+    def q(self):
+        return self._qa
+
+    @property
+    def qd(self):
+        return self._qda
+
+    @property
+    def q_tree(self):
+        """The closed tree configuration (n,) of the state last set, ``model.joint_names`` order."""
+        return self._q
+
+    # ------------------------------------------------------------ dynamics at the state last set
+    def inverse_dynamics(self, qdd, friction, out):
+        out[:] = closed_loop_inverse_dynamics(self.model, self._qa, self._qda, qdd, self._q, friction=friction)
+        return out
+
+    def gravity_torques(self, out):
+        out[:] = closed_loop_gravity_torques(self.model, self._qa, self._q)
+        return out
+
+    def coriolis_torques(self, out):
+        out[:] = closed_loop_coriolis_torques(self.model, self._qa, self._qda, self._q)
+        return out
+
+    def friction_torques(self, out):
+        """G^T (Fs sign(qd_tr) + Fv qd_tr): the friction of every tree joint, projected (eq. 55)."""
+        G = loop_jacobian(self.model, self._q)
+        qd = G @ self._qda
+        out[:] = G.T @ (self._Fs * np.sign(qd) + self._Fv * qd)
+        return out
+
+    def mass_matrix(self):
+        return closed_loop_mass_matrix(self.model, self._qa, self._q)
+
+    def forward_dynamics(self, tau):
+        return closed_loop_forward_dynamics(self.model, self._qa, self._qda, tau, self._q, friction=True)
+
+    # ------------------------------------------------------------ simulation (rne_sim)
+    def sim_acceleration(self, q, qd, tau):
+        """Active accelerations at the active state (q, qd), warm-starting each solve from the last one."""
+        return closed_loop_forward_dynamics(self.model, q, qd, tau, self._sim_q, friction=True, q_out=self._sim_q)
+
+    def sim_joint_states(self, q, qd):
+        q_tr = solve_loops(self.model, q, self._sim_q)
+        self._sim_q[:] = q_tr
+        qd_tr = loop_jacobian(self.model, q_tr) @ np.asarray(qd, float)
+        order = np.concatenate([self._active, self._passive])
+        return self.state_names, q_tr[order], qd_tr[order]

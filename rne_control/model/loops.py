@@ -1,0 +1,163 @@
+"""The closed-loop part of a model: active and passive joints, cut joints and mimic couplings, as
+immutable arrays (Khalil 2010, §2.2).
+
+A closed-loop robot is described by its *equivalent tree* (the ordinary Model, every joint of which is
+in ``joint_names``) plus, for each loop, the passive joint k where the loop was cut (Figure 2 of the
+seed): frame R_k is fixed relative to link i = a(k) and carries q_k about or along its z axis; frame
+R_(k+B) is fixed on link j. The loop is closed when the two frames coincide up to the motion of the cut
+joint (eq. 3): revolute, up to a rotation about their common z (5 conditions); prismatic, up to a
+translation along z (5); spherical, their origins coincide (3). A URDF ``<mimic>`` joint is the
+simplest loop: a passive joint with q_f = multiplier q_leader + offset (1 condition, constant G).
+
+Kernel array ``LK`` (float64, rows x LW): row 0 the header (counts), then one row per cut joint, one
+per mimic coupling, the active and passive joint indices, and the workspace of the loop kernels (see
+``rne_control.dynamics.loop_arrays``). Like the model's ``K``, the workspace belongs to the model.
+"""
+import numpy as np
+
+from .errors import ModelError
+
+REVOLUTE_CUT, PRISMATIC_CUT, SPHERICAL_CUT = 0, 1, 2
+CUT_TYPES = {"revolute": REVOLUTE_CUT, "prismatic": PRISMATIC_CUT, "spherical": SPHERICAL_CUT}
+CUT_ROWS = {REVOLUTE_CUT: 5, PRISMATIC_CUT: 5, SPHERICAL_CUT: 3}
+CUT_COLS = 28      # type, body_i, body_j, R_i (9), p_i (3), R_j (9), p_j (3), first residual row
+BODY_COLS = 36     # per body: R_0b (9), p_0b (3), w (3), v (3), dw (3), a (3), X_up scratch (12)
+VEC_ROWS = 19      # vector rows of the workspace (see rne_control.dynamics.loop_arrays)
+
+
+def _ro(a, dtype=float):
+    a = np.ascontiguousarray(np.array(a, dtype=dtype))
+    a.flags.writeable = False
+    return a
+
+
+class CutJoint:
+    """A cut joint as a loader sees it: frame R_k on link ``parent`` (pose ``T_parent`` in that link's
+    frame, at q_k = 0) and frame R_(k+B) on link ``closes_on`` (pose ``T_closes_on``)."""
+
+    __slots__ = ("name", "joint_type", "parent", "T_parent", "closes_on", "T_closes_on")
+
+    def __init__(self, name, joint_type, parent, T_parent, closes_on, T_closes_on):
+        self.name, self.joint_type, self.parent, self.T_parent = name, joint_type, parent, T_parent
+        self.closes_on, self.T_closes_on = closes_on, T_closes_on
+
+
+class Loops:
+    """Immutable description of a model's loops. ``active``/``passive``: joint indices (``joint_names``
+    order); ``cut`` (B, 28) and ``mimic`` (M, 4) = [follower, leader, multiplier, offset] as in the kernel
+    array; ``cut_joint_names``; ``loop_joints[c]``: the tree joints of the loop cut at cut joint c;
+    ``q_ref``: the default initial guess of the loop solve (mid-range of the position limits, 0 where a
+    limit is infinite)."""
+
+    def __init__(self, joint_names, nb, active, cut, cut_names, loop_joints, mimic, q_ref):
+        self.active = _ro(active, np.int64)
+        self.passive = _ro([k for k in range(len(joint_names)) if k not in set(active)], np.int64)
+        self.cut = _ro(np.reshape(cut, (-1, CUT_COLS)))
+        self.mimic = _ro(np.reshape(mimic, (-1, 4)))
+        self.cut_joint_names = tuple(cut_names)
+        self.loop_joints = tuple(tuple(j) for j in loop_joints)
+        self.n_rows = int(sum(CUT_ROWS[int(t)] for t in self.cut[:, 0]) + self.mimic.shape[0])
+        self.q_ref = _ro(q_ref)
+        self.q_guess0 = np.array(q_ref, float)   # a writable copy the kernels' fast path accepts; never written
+        self.LK = self._kernel_array(len(joint_names), nb)
+
+    def _kernel_array(self, n, nb):
+        B, M, N, p, m = len(self.cut), len(self.mimic), len(self.active), len(self.passive), self.n_rows
+        width = max(CUT_COLS, BODY_COLS, n + 1, m + 1, 8)
+        rows = 1 + B + M + 2 + nb + m + VEC_ROWS + m + p + n + N + nb + 2
+        LK = np.zeros((rows, width))
+        LK[0, 0:7] = (B, M, N, p, m, n, nb)
+        LK[1:1 + B, :CUT_COLS] = self.cut
+        LK[1 + B:1 + B + M, :4] = self.mimic
+        LK[1 + B + M, :N] = self.active
+        LK[2 + B + M, :p] = self.passive
+        return LK
+
+
+def _path(body, parent):
+    out = []
+    while body >= 0:
+        out.append(body)
+        body = parent[body]
+    return out
+
+
+def build_loops(model_name, joint_names, position_limits, frames, topo, actuated=None, cut_joints=(),
+                mimic=None):
+    """Check and pack the loop description (see :class:`Loops`).
+
+    ``actuated``: {joint: bool} (missing: True); ``cut_joints``: list of :class:`CutJoint`; ``mimic``:
+    {follower: (leader, multiplier, offset)}. Raises ModelError naming the entry: unknown links or
+    joints, a passive joint that no loop moves, a loop with no joint that the active joints can drive.
+    """
+    n = len(joint_names)
+    index = {j: k for k, j in enumerate(joint_names)}
+    actuated, mimic = dict(actuated or {}), dict(mimic or {})
+    for j in actuated:
+        if j not in index:
+            raise ModelError(f"model '{model_name}': joint '{j}' is passive (actuated: false) but not a "
+                             f"controlled joint (joints: {list(joint_names)})")
+    mim = []
+    for f, (leader, mult, off) in mimic.items():
+        if f not in index:
+            raise ModelError(f"mimic joint '{f}' is not a controlled joint of model '{model_name}' (a mimic "
+                             "joint must not be locked)")
+        if leader not in index:
+            raise ModelError(f"mimic joint '{f}': its leader '{leader}' is not a movable, controlled joint of "
+                             f"model '{model_name}' (joints: {list(joint_names)})")
+        if leader == f:
+            raise ModelError(f"mimic joint '{f}' mimics itself")
+        if not (np.isfinite(mult) and np.isfinite(off)) or mult == 0.0:
+            raise ModelError(f"mimic joint '{f}': multiplier must be finite and non-zero and offset finite, "
+                             f"got {mult}, {off}")
+        actuated[f] = False
+        mim.append((index[f], index[leader], float(mult), float(off)))
+    active = [k for k, j in enumerate(joint_names) if actuated.get(j, True)]
+    parent = [int(t[0]) for t in topo]
+    body_joint = [int(t[2]) for t in topo]
+
+    cut, names, loops = [], [], []
+    for c in cut_joints:
+        if c.name in index or c.name in names:
+            raise ModelError(f"cut joint '{c.name}': the name is already used by another joint")
+        if c.joint_type not in CUT_TYPES:
+            raise ModelError(f"cut joint '{c.name}': joint must be one of {sorted(CUT_TYPES)}, got {c.joint_type!r}")
+        for key, link in (("parent", c.parent), ("closes_on", c.closes_on)):
+            if link not in frames:
+                raise ModelError(f"cut joint '{c.name}': '{key}' link {link!r} is not a link of model '{model_name}'")
+        (bi, Ti), (bj, Tj) = frames[c.parent], frames[c.closes_on]
+        if bi == bj:
+            raise ModelError(f"cut joint '{c.name}': links '{c.parent}' and '{c.closes_on}' are the same rigid body, "
+                             "so there is no loop to close")
+        Pi, Pj = _path(bi, parent), _path(bj, parent)
+        on_loop = [b for b in Pi if b not in Pj] + [b for b in Pj if b not in Pi]
+        loops.append([joint_names[body_joint[b]] for b in on_loop])
+        A, B = Ti @ c.T_parent, Tj @ c.T_closes_on
+        cut.append(np.concatenate([[CUT_TYPES[c.joint_type], bi, bj], A[:3, :3].ravel(), A[:3, 3],
+                                   B[:3, :3].ravel(), B[:3, 3], [0.0]]))
+        names.append(c.name)
+    row = 0
+    for r in cut:
+        r[CUT_COLS - 1] = row
+        row += CUT_ROWS[int(r[0])]
+
+    passive = [joint_names[k] for k in range(n) if k not in set(active)]
+    moved = {j for lj in loops for j in lj} | {joint_names[int(m[0])] for m in mim}
+    for j in passive:
+        if j not in moved:
+            raise ModelError(f"passive joint '{j}' (actuated: false) is on no loop and mimics no joint, so the "
+                             "active joints cannot move it (G undefined)")
+    # A loop must contain a joint the active joints drive: an active joint, or a passive one shared with
+    # another loop (a loop of its own passive joints only would move freely: G undefined).
+    for c, lj in zip(names, loops):
+        others = {j for name, o in zip(names, loops) if name != c for j in o}
+        if not any(j in others or joint_names.index(j) in active for j in lj):
+            raise ModelError(f"loop of cut joint '{c}' (joints {lj}) contains no active joint, so the active "
+                             "joints cannot move it (G undefined)")
+        if not any(j in passive for j in lj):
+            raise ModelError(f"loop of cut joint '{c}' (joints {lj}) has no passive joint: closing it would "
+                             "constrain the active joints")
+    lim = np.asarray(position_limits, float).reshape(-1, 2)
+    finite = np.isfinite(lim).all(axis=1)
+    q_ref = np.where(finite, 0.5 * (np.where(finite, lim[:, 0], 0) + np.where(finite, lim[:, 1], 0)), 0.0)
+    return Loops(joint_names, len(topo), active, cut, names, loops, mim, q_ref)
