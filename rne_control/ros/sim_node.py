@@ -316,6 +316,13 @@ class SimNode(Node):
             s = rk4_step(self.model, s, 0.0, h, lambda t, x: tau, **kw)
         else:
             s = semi_implicit_step(self.model, s, h, self.tau, **kw)
+        if not (np.isfinite(s.q).all() and np.isfinite(s.qd).all()):
+            # never publish a diverged state: keep the last finite one and brake until the next command
+            self.get_logger().error("simulation diverged (non-finite state after a step of %.2e s): brakes on at "
+                                    "the last finite state" % h, throttle_duration_sec=1.0)
+            self.braked = True
+            self.qd[:] = 0.0
+            return
         self.q, self.qd = s.q, s.qd
         if self.floating:
             self.base_p, self.base_q, self.base_v = s.pos, s.quat, s.twist
