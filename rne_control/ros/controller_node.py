@@ -594,8 +594,18 @@ class ControllerNode(Node):
         K.put(qd_c, self.ctrl_idx, self._qd_d)
         K.put(qdd_c, self.ctrl_idx, self._qdd_d)
         s = self.feedback_ramp.fraction(now)
-        tau = self.law.compute(self.mapper.q, self.mapper.qd, self._q_d, self._qd_d, self._qdd_d, s,
-                               self.base_state)
+        try:
+            tau = self.law.compute(self.mapper.q, self.mapper.qd, self._q_d, self._qd_d, self._qdd_d, s,
+                                   self.base_state)
+        except ValueError as e:  # a non-finite reference must never stop the loop nor reach the output
+            self.get_logger().error("control law failed (%s): holding the measured position" % e,
+                                    throttle_duration_sec=1.0)
+            self.traj.reset(self.mapper.q[self.ctrl_idx])
+            self.law.hold_torque(self.mapper.q, self.base_state, self._hold_full)
+            K.take(self._hold_full, self.ctrl_idx, self._hold_cmd)
+            self.limiter.apply(self._hold_cmd, out=cmd)
+            self._publish_command(entry_ns, now_ns)
+            return
         sel = self._tau_sel
         K.take(tau, self.ctrl_idx, sel)
         if ramp_request and self._have_published:
