@@ -31,6 +31,23 @@ from typing import Optional, Sequence
 import numpy as np
 
 
+def joint_friction(model):
+    """(Fs, Fv): Coulomb (N m or N) and viscous (N m s/rad or N s/m) friction of every joint of a tree
+    model, in ``model.joint_names`` order."""
+    from ..dynamics.spatial import FS, FV, QIDX
+    tree = np.asarray(model.tree)
+    k = tree[:, QIDX].astype(int)
+    Fs, Fv = np.zeros(model.n), np.zeros(model.n)
+    Fs[k], Fv[k] = tree[:, FS], tree[:, FV]
+    return Fs, Fv
+
+
+def payload_links(model) -> tuple:
+    """The links a payload may be attached to: every link frame of the model (URDF fixed links included)."""
+    frames = getattr(model, "link_frames", None)
+    return tuple(frames) if frames else tuple(model.link_names)
+
+
 class StateError(ValueError):
     """A measured state the plant cannot accept (a loop that does not close, a missing elastic joint)."""
 
@@ -48,21 +65,53 @@ class Plant:
     position_limits: np.ndarray  # (N, 2)
     link_names: tuple = ()      # links a payload may be attached to
     bases: tuple = ("fixed",)   # base models this plant supports (``set_base``)
+    base: str = "fixed"         # the current one
+    base_state = None           # the measured base state (BaseState) the moving and free-floating bases read
+    _gravity0: np.ndarray       # the model's own gravity, m/s^2
+    # positions (state_names order) assumed before any measurement; NaN: an optional joint the plant
+    # solves for itself (e.g. a passive joint of a loop)
+    initial_state: np.ndarray
 
     @property
     def n(self) -> int:
         return len(self.joint_names)
 
-    # ------------------------------------------------------------ run-time settings
+    @property
+    def n_state(self) -> int:
+        return len(self.state_names)
+
+    @property
+    def lockable_names(self) -> tuple:
+        """Optional state joints that have a default position instead of being solved for (the uncontrolled
+        joints of a tree): a driver that does not publish them leaves them at that position."""
+        return tuple(j for j, v in zip(self.state_names[self.n:], self.initial_state[self.n:])
+                     if j not in self.required_names and np.isfinite(v))
+
+    def reference_state(self):
+        """A state (q, qd) in ``state_names`` order that the plant accepts: its reference configuration at
+        rest (used to warm up the kernels, and by tests)."""
+        q = np.array(self.initial_state)
+        q[:self.n] = np.where(np.isfinite(q[:self.n]), q[:self.n], 0.0)
+        return q, np.zeros(len(self.state_names))
+
+    # ------------------------------------------------------------ run-time settings (on ``self.model``)
+    @property
+    def model_gravity(self) -> np.ndarray:
+        """The gravity the model was loaded with (m/s^2, world frame)."""
+        return self._gravity0
+
     def set_gravity(self, gravity: Optional[Sequence[float]]) -> None:
-        """Gravity (m/s^2, world frame); None restores the model's own."""
-        raise NotImplementedError
+        """Gravity (m/s^2, world frame); None restores the model's own. Swapped into the model atomically."""
+        self.model.set_gravity(self._gravity0 if gravity is None else gravity)
 
     def set_payload(self, link: Optional[str], mass: float = 0.0, com=(0.0, 0.0, 0.0),
                     inertia=(0.0,) * 6) -> None:
         """A rigid payload on ``link`` (kg; m in the link frame; ixx iyy izz ixy ixz iyz about its COM);
         ``link=None`` removes it. Atomic: the dynamics see the old or the new payload, never a mixture."""
-        raise NotImplementedError
+        if link is None:
+            self.model.clear_payload()
+        else:
+            self.model.set_payload(link, mass, com, inertia)
 
     def set_base(self, base: str, base_state=None) -> None:
         """``fixed`` | ``moving`` | ``free_floating`` (one of ``bases``), with the measured base state
@@ -70,6 +119,9 @@ class Plant:
         if base not in self.bases:
             raise ValueError("base %r is not available for the %s model %r (available: %s)"
                              % (base, self.kind, self.name, ", ".join(self.bases)))
+        if base != "fixed" and base_state is None:
+            raise ValueError("base %r needs the measured base state" % base)
+        self.base, self.base_state = base, base_state
 
     # ------------------------------------------------------------ state
     def set_state(self, q: np.ndarray, qd: np.ndarray) -> None:
@@ -116,6 +168,14 @@ class Plant:
     # ------------------------------------------------------------ simulation (rne_sim)
     # ``sim_names``: the coordinates rne_sim integrates (joint_names, plus e.g. the elastic joints).
     sim_names: tuple = ()
+    sim_friction: bool = True        # whether sim_acceleration includes the model's joint friction
+    sim_floating_base: bool = False  # a tree on a floating base: the simulation integrates the base too
+
+    def sim_reference_state(self):
+        """(q, qd) in ``sim_names`` order: the reference state at rest (``reference_state`` by name)."""
+        q, _ = self.reference_state()
+        by_name = dict(zip(self.state_names, q))
+        return np.array([by_name.get(j, 0.0) for j in self.sim_names], float), np.zeros(len(self.sim_names))
 
     def sim_acceleration(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """Accelerations in ``sim_names`` order at (q, qd) (``sim_names`` order) under the actuator

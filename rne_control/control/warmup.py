@@ -14,43 +14,31 @@ from typing import Callable, Optional
 import numpy as np
 
 from . import _kernels as K
-from .laws import BASE_VELOCITY_SOURCES, BASES, MODES, BaseState, ControlLaw
+from .laws import BASE_VELOCITY_SOURCES, MODES, BaseState, ControlLaw
 from .limits import EffortLimiter
 from .ramp import OffsetRamp
 from .trajectory import TrajectoryGenerator
-
-
-def available_bases(law: ControlLaw) -> list:
-    """The bases ``law`` can run on its model: fixed, and moving / free_floating on a floating-base model."""
-    if not getattr(law.model, "floating_base", False):
-        return ["fixed"]
-    out = []
-    for base in BASES:
-        try:
-            law.set_base(base)
-        except ValueError:
-            continue
-        out.append(base)
-    return out
 
 
 def warm_up_law(law: ControlLaw, base_state: Optional[BaseState] = None, parts: Optional[dict] = None,
                 hold_out: Optional[np.ndarray] = None, warn: Optional[Callable[[str], None]] = None,
                 stop=None) -> None:
     """Call :meth:`ControlLaw.compute`, :meth:`~ControlLaw.split` and :meth:`~ControlLaw.hold_torque` for
-    every base, base-velocity source, mode and friction setting. ``warn`` receives a message for a base
-    that fails (its error shows again when the base is selected). ``stop`` (e.g. a threading.Event):
-    checked between the calls, which may each compile for seconds; KeyboardInterrupt once it is set."""
-    n = law.n
-    q, z = np.zeros(n), np.zeros(n)
+    every base of the plant, base-velocity source, mode and friction setting, at the plant's reference
+    state. ``warn`` receives a message for a base that fails (its error shows again when the base is
+    selected). ``stop`` (e.g. a threading.Event): checked between the calls, which may each compile for
+    seconds; KeyboardInterrupt once it is set."""
+    plant = law.plant
+    q, qd = plant.reference_state()
+    z = np.zeros(law.n)
     bs = base_state if base_state is not None else BaseState()
-    hold = np.zeros(n) if hold_out is None else hold_out
-    saved = (law.mode, law.base, law.friction, law.base_velocity_source)
+    hold = np.zeros(law.n) if hold_out is None else hold_out
+    saved = (law.mode, plant.base, plant.base_state, law.friction, law.base_velocity_source)
     try:
-        for base in available_bases(law):
-            sources = BASE_VELOCITY_SOURCES if base != "fixed" and law._mom is not None else ("odometry",)
+        for base in plant.bases:
+            sources = BASE_VELOCITY_SOURCES if base == "free_floating" else ("odometry",)
             try:
-                law.set_base(base)
+                law.set_base(base, bs)
                 for src in sources:
                     law.base_velocity_source = src
                     for mode in MODES:
@@ -59,14 +47,16 @@ def warm_up_law(law: ControlLaw, base_state: Optional[BaseState] = None, parts: 
                             if stop is not None and stop.is_set():
                                 raise KeyboardInterrupt
                             law.friction = friction
-                            law.compute(q, z, q, z, z, 1.0, bs)
-                            law.split(q, z, q, z, z, 1.0, bs, parts)
-                    law.hold_torque(q, bs, hold)
+                            law.compute(q, qd, plant.q.copy(), z, z, 1.0)
+                            law.split(q, qd, plant.q.copy(), z, z, 1.0, None, parts)
+                    law.hold_torque(hold)
             except Exception as e:  # noqa: BLE001 (reported, and raised again when the base is selected)
                 if warn is not None:
                     warn("warm-up of base %r failed: %s" % (base, e))
     finally:
-        law.mode, law.base, law.friction, law.base_velocity_source = saved
+        law.mode, law.friction = saved[0], saved[3]
+        plant.set_base(saved[1], saved[2])
+        law.base_velocity_source = saved[4]
 
 
 def warm_up_trajectory(traj: TrajectoryGenerator) -> None:

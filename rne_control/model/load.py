@@ -19,7 +19,8 @@ def _peek(path):
 
 def load_model(source, joints=None, locked=None, floating_base=None, **kw):
     """Load a URDF (path or XML string), a DH YAML file (``.yaml``/``.yml``), or a URDF sidecar YAML (a
-    ``.yaml`` with a ``urdf`` key, see rne_control.model.sidecar) into a Model.
+    ``.yaml`` with a ``urdf`` key, see rne_control.model.sidecar) into a Model, or a parallel-platform YAML
+    (``platform`` and ``legs`` keys, see :func:`rne_control.load_parallel`) into a ParallelModel.
 
     ``floating_base=None`` keeps the file's own choice (DH YAML ``base:``; URDF: fixed).
     """
@@ -31,6 +32,11 @@ def load_model(source, joints=None, locked=None, floating_base=None, **kw):
         if kw:
             raise ModelError(f"options {sorted(kw)} apply to URDF models only")
         doc = _peek(path)
+        if isinstance(doc, dict) and "legs" in doc and "platform" in doc:
+            if joints or locked or floating_base:
+                raise ModelError(f"'{path}' is a parallel platform: joints, locked and floating_base do not apply")
+            from .parallel_load import load_parallel
+            return load_parallel(path)
         if isinstance(doc, dict) and "urdf" in doc:
             return load_sidecar(path, doc, joints=joints, locked=locked, floating_base=floating_base)
         return load_dh(path, floating_base=floating_base, joints=joints, locked=locked)

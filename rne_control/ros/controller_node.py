@@ -21,9 +21,14 @@ model_file                string      ""                            URDF or DH-Y
                                                                     to the share folder / source checkout
 floating_base             bool        unset (from the model file)   load the model with a floating base (implied
                                                                     when ``base`` starts as moving/free_floating)
-joints                    string[]    unset (all movable joints)    controlled joints; also the output order
-locked.<joint>            double      0.0                           value of an uncontrolled movable joint when
+joints                    string[]    unset (the actuated joints)   controlled joints; also the output order. A
+                                                                    tree accepts any subset of its movable
+                                                                    joints; closed loops, elastic robots and
+                                                                    platforms control exactly their actuated ones
+locked.<joint>            double      0.0                           value of an uncontrolled tree joint when
                                                                     /joint_states lacks it
+loop_tolerance            double      0.01                          closed loops: rad or m a measured passive
+                                                                    joint may differ from the closed solution
 rate                      double      500.0                         control rate, Hz (an integer is accepted)
 command_topic             string      /effort_controller/commands   output topic
 command_type              string      float64_multi_array           float64_multi_array | joint_state
@@ -70,6 +75,20 @@ while waiting for a model). Publications: the command topic
 (std_msgs/Float64MultiArray or sensor_msgs/JointState efforts, ``joints``
 order) at ``rate``; ``~/controller_state`` (std_msgs/Float64MultiArray, layout
 in :mod:`rne_control.ros.conversions`); ``/diagnostics`` at 1 Hz.
+
+Models
+------
+The node runs the control law on the model's
+:class:`~rne_control.control.plant.Plant` (:func:`~rne_control.control.plants.make_plant`) and never
+branches on the kind of model. The controlled coordinates and what ``/joint_states`` must carry:
+
+- tree: ``joints`` (required); its other movable joints are optional (``locked.<joint>``);
+- closed loop: the active joints (required); passive joints, when published, warm-start the loop
+  solve and are checked against it (``loop_tolerance``): a state whose loops do not close, or whose
+  passive joint is off, is rejected and counted (``rejected_joint_states``), and the node holds the
+  last accepted state's gravity torques;
+- elastic joints: the rigid joints, and every elastic joint (required: e.g. link-side encoders);
+- parallel platform: the six legs; the platform pose and twist come from the forward kinematics.
 
 Behaviour
 ---------
@@ -125,19 +144,20 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import AccelStamped
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
+from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
-from ..control import _kernels as K
 from ..control.laws import MODES, SPLIT_PARTS, BaseState, ControlLaw
+from ..control.plant import StateError
+from ..control.plants import make_plant
 from ..control.limits import EffortLimiter
 from ..control.ramp import OffsetRamp, Ramp
 from ..control.trajectory import TrajectoryError, TrajectoryGenerator
 from ..control.warmup import warm_up_law, warm_up_output, warm_up_trajectory
 from ..control.watchdog import FRESH, NO_STATE, STALE, Watchdog
 from ..compile import CompileMonitor
-from .conversions import (STATE_FIELDS, JointStateError, JointStateMapper, accel_fields, bind_float_field,
-                          odometry_fields, trajectory_fields)
+from .conversions import (JointStateError, JointStateMapper, accel_fields, bind_float_field,
+                          controller_state_message, odometry_fields, trajectory_fields)
 from . import follow_joint_trajectory
 from .controller_settings import (COMMAND_TYPES, RUNTIME_NAMES, RUNTIME_SPECS, STATIC_SPECS, ConfigError,
                                   Settings)
@@ -209,31 +229,30 @@ class ControllerNode(Node):
         self._desc_sub = None
 
     # ------------------------------------------------------------------ setup
+    def _make_plant(self, model):
+        """The model's Plant for the ``joints`` parameter; ``locked.<joint>`` parameters for the optional
+        joints that have a default position (uncontrolled joints of a tree)."""
+        joints = self.params.get("joints") or None
+        try:
+            plant = make_plant(model, joints, loop_tolerance=float(self.params.get("loop_tolerance")))
+            lockable = plant.lockable_names
+            if lockable:
+                self.params.declare([Spec("locked." + j, T.DOUBLE, 0.0, "position of uncontrolled joint %s when "
+                                          "/joint_states lacks it" % j, read_only=True) for j in lockable])
+                locked = {j: float(self.params.get("locked." + j)) for j in lockable}
+                if any(locked.values()):
+                    plant = make_plant(model, joints, locked)
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
+        return plant
+
     def _setup(self, model) -> None:
         log = self.get_logger()
         self.model = model
-        names = list(model.joint_names)
-        joints = self.params.get("joints")
-        if joints is None or len(joints) == 0:
-            joints = names
-        bad = [j for j in joints if j not in names]
-        if bad:
-            raise ConfigError("joints %s are not movable joints of model %r (it has %s)"
-                              % (bad, model.name, ", ".join(names)))
-        if len(set(joints)) != len(joints):
-            raise ConfigError("joints lists a joint twice: %s" % joints)
-        self.joints = tuple(joints)
-        self.nc = nc = len(self.joints)
-        self.ctrl_idx = np.array([names.index(j) for j in self.joints], dtype=np.int64)
-        self.unctrl = [j for j in names if j not in self.joints]
-        locked = {}
-        if self.unctrl:
-            self.params.declare([Spec("locked." + j, T.DOUBLE, 0.0, "position of uncontrolled joint %s when "
-                                      "/joint_states lacks it" % j, read_only=True) for j in self.unctrl])
-            locked = {j: float(self.params.get("locked." + j)) for j in self.unctrl}
-        q0 = np.zeros(model.n)
-        for j, v in locked.items():
-            q0[names.index(j)] = v
+        self.plant = plant = self._make_plant(model)
+        self.joints = plant.joint_names
+        self.nc = nc = plant.n
+        self.ctrl_idx = np.arange(nc, dtype=np.int64)  # the controlled joints lead plant.state_names
 
         self.rate = float(self.params.get("rate"))
         if not (self.rate > 0.0) or math.isinf(self.rate):
@@ -245,28 +264,21 @@ class ControllerNode(Node):
         spr = float(self.params.get("state_publish_rate"))
         self._state_every = 1 if spr <= 0 or spr >= self.rate else max(1, int(round(self.rate / spr)))
 
-        # --- control layer (all preallocated)
-        self.law = ControlLaw(model)
+        # --- control layer (all preallocated); every array is in the plant's coordinates
+        self.law = ControlLaw(plant)
         self.traj = TrajectoryGenerator(self.joints)
-        # needed joints: the controlled ones (later, through the Plant, also those the model needs measured)
-        self.mapper = JointStateMapper(names, self.joints, q0, float(self.params.get("velocity_filter_cutoff")),
-                                       required=self.joints)
-        self._recv_ns = np.full(len(names), -1, dtype=np.int64)  # per model joint, receive time; -1: never
-        self._stamp_ns = np.zeros(len(names), dtype=np.int64)     # per model joint, header stamp
+        self.mapper = JointStateMapper(plant.state_names, self.joints, plant.initial_state,
+                                       float(self.params.get("velocity_filter_cutoff")), required=plant.required_names)
+        ns = len(plant.state_names)
+        self._recv_ns = np.full(ns, -1, dtype=np.int64)  # per state joint, receive time; -1: never
+        self._stamp_ns = np.zeros(ns, dtype=np.int64)     # per state joint, header stamp
         self._ignored_states = 0
         self.base_state = BaseState()
         self.feedback_ramp = Ramp(0.5)
         self.output_ramp = OffsetRamp(nc, 0.5)
-        n = model.n
-        self._q_d = np.zeros(n)
-        self._qd_d = np.zeros(n)
-        self._qdd_d = np.zeros(n)
-        self._kp_full = np.zeros(n)
-        self._tau_sel = np.zeros(nc)
         self._last_cmd = np.zeros(nc)
-        self._hold_full = np.zeros(n)
         self._hold_cmd = np.zeros(nc)
-        self._parts = {k: np.zeros(n) for k in SPLIT_PARTS}
+        self._parts = {k: np.zeros(nc) for k in SPLIT_PARTS}
 
         values = {k: self.params.get(k) for k in RUNTIME_NAMES}
         try:
@@ -304,14 +316,7 @@ class ControllerNode(Node):
             self._cmd = bind_float_field(self._cmd_msg, "data", nc)
             self._cmd_pub = self.create_publisher(Float64MultiArray, self.params.get("command_topic"), 10)
         self._cmd_is_js = ctype == "joint_state"
-        F = len(STATE_FIELDS)
-        sm = Float64MultiArray()
-        self._state = bind_float_field(sm, "data", F * nc)
-        self._state2d = self._state.reshape(F, nc)
-        sm.layout.dim = [MultiArrayDimension(label="field", size=F, stride=F * nc),
-                         MultiArrayDimension(label="joint", size=nc, stride=nc)]
-        sm.layout.data_offset = 0
-        self._state_msg = sm
+        self._state_msg, self._state2d, self._state_extra = controller_state_message(nc, plant.extra_state())
         self._state_pub = self.create_publisher(Float64MultiArray, "~/controller_state", 10)
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
 
@@ -352,12 +357,12 @@ class ControllerNode(Node):
         """Run every compiled path once (every mode, base, trajectory kind, ramp, clamp, state mapping),
         on throwaway objects where they hold state, so that no cycle compiles anything."""
         log = self.get_logger()
-        warm_up_law(self.law, self.base_state, self._parts, self._hold_full, warn=log.warning, stop=STOP)
+        warm_up_law(self.law, self.base_state, self._parts, self._hold_cmd, warn=log.warning, stop=STOP)
         if STOP.is_set():  # SIGINT while compiling: stop here (the runner exits with 0)
             raise KeyboardInterrupt
         warm_up_trajectory(TrajectoryGenerator(self.joints))
         warm_up_output(self.nc)
-        names = list(self.model.joint_names)
+        names = list(self.plant.state_names)
         n = len(names)
         m = JointStateMapper(names, self.joints, np.zeros(n))
         m.update(names, array.array("d", bytes(8 * n)), array.array("d", bytes(8 * n)), 0.0)
@@ -408,19 +413,15 @@ class ControllerNode(Node):
         old = self.settings
         law = self.law
         law.set_mode(s.mode)
-        law.set_base(s.base)
+        law.set_base(s.base, self.base_state)
         law.base_velocity_source = s.base_velocity_source
         law.friction = s.friction_compensation
         law.set_gravity(s.gravity)
         for name in ("kp", "kd", "hold_kp", "hold_kd"):
             arr = getattr(law, name)
-            arr.fill(0.0)
-            arr[self.ctrl_idx] = getattr(s, name)
+            arr[:] = getattr(s, name)
         if old is None or old.payload != s.payload:
-            if s.payload is None:
-                self.model.clear_payload()
-            else:
-                self.model.set_payload(*s.payload)
+            self.plant.set_payload(*(s.payload or (None,)))
         self.limiter.set_limits(s.effort_limits)
         self.watchdog.timeout = s.state_timeout
         self.watchdog.on_stale = s.on_stale
@@ -573,8 +574,7 @@ class ControllerNode(Node):
                 self.get_logger().warning("no valid joint state for %.3f s (state_timeout %.3f s) from %s: %s"
                                           % (wd.age(now), wd.timeout, ", ".join(self.stale_joints(now_ns)),
                                              wd.on_stale))
-                self.law.hold_torque(self.mapper.q, self.base_state, self._hold_full)
-                K.take(self._hold_full, self.ctrl_idx, self._hold_cmd)
+                self.law.hold_torque(self._hold_cmd)
             if wd.on_stale == "stop":
                 self._stopped = True
                 return
@@ -589,25 +589,19 @@ class ControllerNode(Node):
             if self._ramp_from_last:
                 ramp_request = True
             self._stopped = False
-        q_c, qd_c, qdd_c = self.traj.sample(now)
-        K.put(q_c, self.ctrl_idx, self._q_d)
-        K.put(qd_c, self.ctrl_idx, self._qd_d)
-        K.put(qdd_c, self.ctrl_idx, self._qdd_d)
+        self._q_d, self._qd_d, self._qdd_d = self.traj.sample(now)
         s = self.feedback_ramp.fraction(now)
         try:
-            tau = self.law.compute(self.mapper.q, self.mapper.qd, self._q_d, self._qd_d, self._qdd_d, s,
-                                   self.base_state)
+            sel = self.law.compute(self.mapper.q, self.mapper.qd, self._q_d, self._qd_d, self._qdd_d, s)
+        except StateError as e:  # e.g. a loop that does not close at the measured state: hold the last good one
+            self._reject("joint_states", "/joint_states", e)
+            self._hold(entry_ns, now_ns, reset=False)
+            return
         except ValueError as e:  # a non-finite reference must never stop the loop nor reach the output
             self.get_logger().error("control law failed (%s): holding the measured position" % e,
                                     throttle_duration_sec=1.0)
-            self.traj.reset(self.mapper.q[self.ctrl_idx])
-            self.law.hold_torque(self.mapper.q, self.base_state, self._hold_full)
-            K.take(self._hold_full, self.ctrl_idx, self._hold_cmd)
-            self.limiter.apply(self._hold_cmd, out=cmd)
-            self._publish_command(entry_ns, now_ns)
+            self._hold(entry_ns, now_ns, reset=True)
             return
-        sel = self._tau_sel
-        K.take(tau, self.ctrl_idx, sel)
         if ramp_request and self._have_published:
             self.output_ramp.start_blend(now, self._last_cmd, sel)
         self.output_ramp.apply(now, sel)
@@ -618,6 +612,14 @@ class ControllerNode(Node):
             self._fjt.update(now)
         if self._cycles % self._state_every == 0:
             self._publish_state(s, sel_law=None)
+
+    def _hold(self, entry_ns: int, now_ns: int, reset: bool) -> None:
+        """Publish the gravity torques of the last accepted state, clamped; ``reset``: the desired state
+        holds the measured position from now on."""
+        if reset:
+            self.traj.reset(self.mapper.q[self.ctrl_idx])
+        self.limiter.apply(self.law.hold_torque(self._hold_cmd), out=self._cmd)
+        self._publish_command(entry_ns, now_ns)
 
     def _publish_command(self, entry_ns: int, now_ns: int) -> None:
         if self._cmd_is_js:
@@ -632,24 +634,26 @@ class ControllerNode(Node):
 
     def _publish_state(self, s: float, sel_law=None) -> None:
         try:
-            q, qd = self.mapper.q, self.mapper.qd
-            parts = self.law.split(q, qd, self._q_d, self._qd_d, self._qdd_d, s, self.base_state, self._parts)
+            parts = self.law.split(self.mapper.q, self.mapper.qd, self._q_d, self._qd_d, self._qdd_d, s, None,
+                                   self._parts)
+            extra = self.plant.extra_state()
         except Exception as e:  # never let the diagnostics path kill the loop
             self.get_logger().warning("controller_state: %s" % e, throttle_duration_sec=5.0)
             return
         S = self._state2d
-        idx = self.ctrl_idx
-        S[0] = self._q_d[idx]
-        S[1] = self._qd_d[idx]
-        S[2] = self._qdd_d[idx]
-        S[3] = q[idx]
-        S[4] = qd[idx]
+        S[0] = self._q_d
+        S[1] = self._qd_d
+        S[2] = self._qdd_d
+        S[3] = self.plant.q
+        S[4] = self.plant.qd
         S[5] = S[0] - S[3]
         S[6] = S[1] - S[4]
         S[7] = self._cmd
         for r, k in enumerate(SPLIT_PARTS):
-            S[9 + r] = parts[k][idx]
+            S[9 + r] = parts[k]
         S[8] = S[9:15].sum(axis=0)
+        for k, view in self._state_extra.items():
+            view[:] = extra[k]
         self._state_pub.publish(self._state_msg)
 
     # ------------------------------------------------------------ diagnostics

@@ -30,7 +30,7 @@ STATIC_SPECS = [
          read_only=True),
     Spec("floating_base", T.BOOL, None, "load the model with a floating base (unset: from the model file)",
          read_only=True),
-    Spec("joints", T.STRING_ARRAY, None, "controlled joints and output order (unset: all movable joints)",
+    Spec("joints", T.STRING_ARRAY, None, "controlled joints and output order (unset: the actuated joints)",
          read_only=True),
     Spec("rate", T.DOUBLE, 500.0, "control rate, Hz", read_only=True, constraints="> 0"),
     Spec("command_topic", T.STRING, "/effort_controller/commands", "effort command topic", read_only=True),
@@ -38,6 +38,8 @@ STATIC_SPECS = [
          choices=list(COMMAND_TYPES)),
     Spec("state_publish_rate", T.DOUBLE, 100.0, "~/controller_state rate, Hz (0: every cycle)", read_only=True,
          constraints=">= 0"),
+    Spec("loop_tolerance", T.DOUBLE, 0.01, "closed loops: how far a measured passive joint may be from the "
+         "closed solution, rad or m", read_only=True, constraints="> 0"),
     Spec("velocity_filter_cutoff", T.DOUBLE, 50.0, "cut-off of the velocity estimate, Hz", read_only=True,
          constraints="> 0"),
     Spec("cpu_affinity", T.INTEGER_ARRAY, None, "CPUs to pin the process to (unset: no change)", read_only=True),
@@ -86,22 +88,19 @@ class Settings:
     """A validated snapshot of the run-time parameters (arrays in ``joints`` order)."""
 
     def __init__(self, values: dict, ctx):
-        """``values``: parameter name -> value (None: unset); ``ctx``: the node (its model, law, joints)."""
+        """``values``: parameter name -> value (None: unset); ``ctx``: the node (its plant and joints)."""
         nc = len(ctx.joints)
-        model = ctx.model
+        plant = ctx.plant
         self.mode = values["mode"]
         if self.mode not in MODES:
             raise ValueError("unknown mode %r (one of %s)" % (self.mode, ", ".join(MODES)))
         self.base = values["base"]
         if self.base not in BASES:
             raise ValueError("unknown base %r (one of %s)" % (self.base, ", ".join(BASES)))
-        if self.base != "fixed":
-            if not model.floating_base:
-                raise ValueError("base %r needs a floating-base model: start the node with floating_base: true "
-                                 "(or base: %s), or use a model file with 'base: floating'" % (self.base, self.base))
-            fn = "moving_base_inverse_dynamics" if self.base == "moving" else "free_floating_inverse_dynamics"
-            if getattr(ctx.law.dyn, fn, None) is None:
-                raise ValueError("base %r needs %s, which this dynamics library lacks" % (self.base, fn))
+        if self.base not in plant.bases:
+            raise ValueError("base %r needs a floating-base tree model: start the node with floating_base: true "
+                             "(or base: %s), or use a model file with 'base: floating' (the %s model %r offers %s)"
+                             % (self.base, self.base, plant.kind, plant.name, ", ".join(plant.bases)))
         self.base_velocity_source = values["base_velocity_source"]
         if self.base_velocity_source not in BASE_VELOCITY_SOURCES:
             raise ValueError("unknown base_velocity_source %r (one of %s)"
@@ -115,7 +114,7 @@ class Settings:
         for name in ("kp", "kd", "hold_kp", "hold_kd"):
             if np.any(getattr(self, name) < 0):
                 raise ValueError("%s must not be negative" % name)
-        self.gravity = (np.array(ctx.law.model_gravity, dtype=float) if values["gravity"] is None
+        self.gravity = (np.array(plant.model_gravity, dtype=float) if values["gravity"] is None
                         else _finite_array("gravity", values["gravity"], 3))
         link = values["payload_link"]
         mass = float(values["payload_mass"])
@@ -129,15 +128,14 @@ class Settings:
             raise ValueError("payload_inertia is not positive definite (eigenvalues %s)"
                              % np.round(np.linalg.eigvalsh(Imat), 6).tolist())
         if link:
-            frames = getattr(model, "link_frames", None)
-            known = set(frames) if frames else set(model.link_names)
+            known = set(plant.link_names)
             if link not in known:
                 raise ValueError("payload_link %r is not a link of the model (links: %s)"
                                  % (link, ", ".join(sorted(known))))
         self.payload = (link, mass, tuple(com), tuple(inertia)) if (link and mass > 0.0) else None
         self.friction_compensation = bool(values["friction_compensation"])
         if values["effort_limits"] is None:
-            self.effort_limits = np.asarray(model.effort_limits, dtype=float)[ctx.ctrl_idx]
+            self.effort_limits = np.asarray(plant.effort_limits, dtype=float)
             if np.any(~(self.effort_limits > 0)):
                 self.effort_limits = np.where(self.effort_limits > 0, self.effort_limits, np.inf)
         else:

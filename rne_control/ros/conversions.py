@@ -24,6 +24,14 @@ Rows (``STATE_FIELDS``):
 13  effort_friction         Fs sign(qd) + Fv qd (with friction_compensation)
 14  effort_base             what a moving / free-floating base adds (0 on a fixed base)
 ==  ======================  ==================================================
+
+After these F*n values come the plant's extra arrays
+(:meth:`~rne_control.control.plant.Plant.extra_state`), each described by one more
+``layout.dim`` entry (label = its name, size = its length, stride = its length), in that
+order: ``elastic_deflection`` and ``elastic_acceleration`` (rad or m, rad/s^2 or m/s^2;
+``elastic_joint_names`` order) of a robot with elastic joints, ``platform_pose``
+[x, y, z, qx, qy, qz, qw] and ``platform_twist`` [v; w] (base frame) of a parallel
+platform. A tree adds nothing.
 """
 from __future__ import annotations
 
@@ -69,6 +77,26 @@ def bind_float_field(msg, field: str, n: int) -> np.ndarray:
     if not isinstance(buf, array.array) or buf.typecode != "d":
         raise TypeError("%s.%s is not an array('d')" % (type(msg).__name__, field))
     return np.frombuffer(buf, dtype=np.float64) if n else np.zeros(0)
+
+
+def controller_state_message(nc: int, extra: dict):
+    """A preallocated ``~/controller_state`` message (layout in the module docstring) for ``nc`` joints
+    and the extra arrays ``extra`` (name -> array, for the sizes). Returns (msg, rows (F, nc) view,
+    {name: view}); the views share the message's buffer."""
+    from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+    F = len(STATE_FIELDS)
+    sizes = {k: int(np.size(v)) for k, v in extra.items()}
+    msg = Float64MultiArray()
+    data = bind_float_field(msg, "data", F * nc + sum(sizes.values()))
+    msg.layout.dim = [MultiArrayDimension(label="field", size=F, stride=F * nc),
+                      MultiArrayDimension(label="joint", size=nc, stride=nc)] + [
+        MultiArrayDimension(label=k, size=m, stride=m) for k, m in sizes.items()]
+    msg.layout.data_offset = 0
+    views, at = {}, F * nc
+    for k, m in sizes.items():
+        views[k] = data[at:at + m]
+        at += m
+    return msg, data[:F * nc].reshape(F, nc), views
 
 
 def trajectory_fields(msg):

@@ -49,8 +49,8 @@ from std_msgs.msg import Float64MultiArray, String
 
 import rne_control as rc
 
-from ..dynamics.integrate import State, derivative, quat_exp, quat_mul, rk4_step, semi_implicit_step
-from ..model.spatial import quat_to_matrix
+from ..control.plants import make_plant
+from ..control.simulation import Simulation
 from .paths import resolve_model_file
 from .runner import run
 
@@ -175,51 +175,42 @@ class SimNode(Node):
 
     def _setup(self, xml):
         p = self.p
-        full = self._load(xml)
-        movable = list(full.joint_names)
-        joints = list(p["joints"]) if p["joints"] else movable
-        unknown = [j for j in joints if j not in movable]
-        if unknown:
-            raise ValueError(f"unknown joints {unknown} (model joints: {movable})")
-        self.locked_names = [j for j in movable if j not in joints]
+        plant = make_plant(self._load(xml), p["joints"] or None)
+        # uncontrolled tree joints are locked at zero (the model is reloaded without them)
+        self.locked_names = list(plant.lockable_names)
         if self.locked_names:
-            model = self._load(xml, joints=joints, locked={j: 0.0 for j in self.locked_names})
-        else:
-            model = full
-        self.model = model
-        n = self.n = model.n
-        self.joints = list(model.joint_names)  # == joints
-        self.floating = bool(getattr(model, "floating_base", False))
-
-        self.q = self._vec("initial_positions", n, 0.0, allow_scalar=False)
-        self.qd = self._vec("initial_velocities", n, 0.0, allow_scalar=False)
-        self.damping = self._vec("joint_damping", n, 0.0)
-        if np.any(self.damping < 0):
+            plant = make_plant(self._load(xml, joints=list(plant.joint_names),
+                                          locked={j: 0.0 for j in self.locked_names}))
+        self.plant = plant
+        self.model = model = plant.model
+        n = self.n = plant.n
+        self.joints = list(plant.joint_names)
+        ns = len(plant.sim_names)
+        q0 = None if not p["initial_positions"] else self._vec("initial_positions", ns, 0.0, allow_scalar=False)
+        qd0 = None if not p["initial_velocities"] else self._vec("initial_velocities", ns, 0.0, allow_scalar=False)
+        damping = self._vec("joint_damping", n, 0.0)
+        if np.any(damping < 0):
             raise ValueError("joint_damping must be >= 0")
         lim = self._vec("effort_limits", n, np.inf)
         if p["effort_limits"] is None:
-            lim = np.asarray(model.effort_limits, dtype=float).copy()
+            lim = np.asarray(plant.effort_limits, dtype=float).copy()
         if np.any(np.isnan(lim)) or np.any(lim <= 0):
             raise ValueError("effort_limits must be > 0")
         self.effort_limits = lim
-        self.gravity = None
+        gravity = None
         if p["gravity"] is not None and len(p["gravity"]) > 0:
-            g = np.asarray(p["gravity"], dtype=float)
-            if g.shape != (3,) or not np.all(np.isfinite(g)):
+            gravity = np.asarray(p["gravity"], dtype=float)
+            if gravity.shape != (3,) or not np.all(np.isfinite(gravity)):
                 raise ValueError("gravity must have 3 finite values")
-            self.gravity = g
-            if getattr(model, "floating_base", False):
+            if plant.sim_floating_base:
                 self.get_logger().warning("'gravity' is ignored for a floating-base model (the model's applies)")
-        self.friction = bool(p["friction"])
-
+                gravity = None
+        self.floating = plant.sim_floating_base
+        base_p = self._vec("initial_base_position", 3, 0.0, allow_scalar=False) if self.floating else None
+        qb = p["initial_base_orientation"] or None
+        self.sim = Simulation(plant, q0, qd0, friction=bool(p["friction"]), damping=damping, gravity=gravity,
+                              base_position=base_p, base_orientation=qb)
         if self.floating:
-            self.base_p = self._vec("initial_base_position", 3, 0.0, allow_scalar=False)
-            qb = p["initial_base_orientation"]
-            qb = np.array([0.0, 0.0, 0.0, 1.0]) if not qb else np.asarray(qb, dtype=float)
-            if qb.shape != (4,) or not np.all(np.isfinite(qb)) or np.linalg.norm(qb) < 1e-9:
-                raise ValueError("initial_base_orientation must be a quaternion [x, y, z, w]")
-            self.base_q = qb / np.linalg.norm(qb)
-            self.base_v = np.zeros(6)
             self.base_frame = p["base_frame"] or (getattr(model, "base_link", None) or "base")
             if not isinstance(self.base_frame, str):
                 self.base_frame = getattr(self.base_frame, "name", "base")
@@ -239,23 +230,21 @@ class SimNode(Node):
 
         # compile kernels before anything is published
         t0 = time.monotonic()
-        derivative(model, State(self.q, self.qd, *((self.base_p, self.base_q, self.base_v) if self.floating else ())),
-                   np.zeros(n), friction=self.friction, damping=self.damping,
-                   gravity=None if self.floating else self.gravity)
-        if self.floating:
-            try:
-                rc.base_twist_from_momentum(model, self.q, np.zeros(n), None, self.base_q)
-            except Exception:
-                pass
+        saved = self.sim.state
+        self.sim.step(np.zeros(n), self.h, self.rk4)
+        self.sim.brake(0.0)
+        self.sim.state = saved
+        names, _, _, _ = self.sim.joint_states()
         self.get_logger().info(
-            f"model '{model.name}': {n} joints {self.joints}{' (floating base)' if self.floating else ''}"
+            f"model '{model.name}' ({plant.kind}): commanding {n} joints {self.joints}"
+            f"{' (floating base)' if self.floating else ''}, publishing {list(names)}"
             f"{', locked ' + str(self.locked_names) if self.locked_names else ''}; kernels ready in "
             f"{time.monotonic() - t0:.2f} s")
 
         # messages and publishers
         self.js_pub = self.create_publisher(JointState, p["joint_states_topic"], 10)
         self.js_msg = JointState()
-        self.js_msg.name = self.joints + self.locked_names
+        self.js_msg.name = list(names) + self.locked_names
         self.n_locked = len(self.locked_names)
         self.odom_pub = None
         if self.floating:
@@ -302,38 +291,13 @@ class SimNode(Node):
     def _step(self, h):
         """Advance the state by h with the applied effort self.tau (or hold the brakes)."""
         if self.braked:
-            self.qd[:] = 0.0
-            if self.floating:  # the base drifts on with the momentum it has
-                self._brake_base()
-                R = quat_to_matrix(*self.base_q)
-                self.base_p = self.base_p + h * (R @ self.base_v[:3])
-                self.base_q = quat_mul(self.base_q, quat_exp(self.base_v[3:], h))
-            return
-        s = State(self.q, self.qd, *((self.base_p, self.base_q, self.base_v) if self.floating else ()))
-        kw = dict(friction=self.friction, damping=self.damping, gravity=None if self.floating else self.gravity)
-        if self.rk4:
-            tau = self.tau
-            s = rk4_step(self.model, s, 0.0, h, lambda t, x: tau, **kw)
-        else:
-            s = semi_implicit_step(self.model, s, h, self.tau, **kw)
-        if not (np.isfinite(s.q).all() and np.isfinite(s.qd).all()):
+            self.sim.brake(h)
+        elif not self.sim.step(self.tau, h, self.rk4):
             # never publish a diverged state: keep the last finite one and brake until the next command
             self.get_logger().error("simulation diverged (non-finite state after a step of %.2e s): brakes on at "
                                     "the last finite state" % h, throttle_duration_sec=1.0)
             self.braked = True
-            self.qd[:] = 0.0
-            return
-        self.q, self.qd = s.q, s.qd
-        if self.floating:
-            self.base_p, self.base_q, self.base_v = s.pos, s.quat, s.twist
-
-    def _brake_base(self):
-        """Joints braked: the base moves so that the total momentum stays zero (free floating)."""
-        try:
-            self.base_v = np.asarray(
-                rc.base_twist_from_momentum(self.model, self.q, np.zeros(self.n), None, self.base_q), dtype=float)
-        except Exception:
-            self.base_v = np.zeros(6)
+            self.sim.brake(0.0)
 
     # ------------------------------------------------------------------ commands
     def _warn_bad(self, why):
@@ -379,25 +343,26 @@ class SimNode(Node):
     # ------------------------------------------------------------------ publishing
     def _publish(self, stamp_ns):
         stamp = _ns_to_time(stamp_ns)
-        q, qd = self.q, self.qd
+        _, q, qd, effort = self.sim.joint_states()
         pn, vn = self.p["position_noise"], self.p["velocity_noise"]
         if pn > 0:
-            q = q + self.rng.normal(0.0, pn, self.n)
+            q = q + self.rng.normal(0.0, pn, q.shape[0])
         if vn > 0:
-            qd = qd + self.rng.normal(0.0, vn, self.n)
+            qd = qd + self.rng.normal(0.0, vn, qd.shape[0])
         m = self.js_msg
         m.header.stamp = stamp
         z = [0.0] * self.n_locked
         m.position = q.tolist() + z
         m.velocity = qd.tolist() + z
-        m.effort = self.tau.tolist() + z
+        m.effort = effort.tolist() + z
         self.js_pub.publish(m)
         if self.odom_pub is not None:
+            st = self.sim.state
             o = self.odom_msg
             o.header.stamp = stamp
-            pp, qq, vv = o.pose.pose.position, o.pose.pose.orientation, self.base_v
-            pp.x, pp.y, pp.z = (float(x) for x in self.base_p)
-            qq.x, qq.y, qq.z, qq.w = (float(x) for x in self.base_q)
+            pp, qq, vv = o.pose.pose.position, o.pose.pose.orientation, st.twist
+            pp.x, pp.y, pp.z = (float(x) for x in st.pos)
+            qq.x, qq.y, qq.z, qq.w = (float(x) for x in st.quat)
             tl, ta = o.twist.twist.linear, o.twist.twist.angular
             tl.x, tl.y, tl.z, ta.x, ta.y, ta.z = (float(x) for x in vv)
             self.odom_pub.publish(o)

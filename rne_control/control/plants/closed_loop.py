@@ -13,8 +13,8 @@ from ...dynamics.closed_loop_api import (LoopClosureError, closed_loop_coriolis_
                                          closed_loop_forward_dynamics, closed_loop_gravity_torques,
                                          closed_loop_inverse_dynamics, closed_loop_mass_matrix, loop_jacobian,
                                          solve_loops)
-from ...dynamics.spatial import FS, FV, JTYPE, QIDX, REVOLUTE
-from ..plant import Plant, StateError
+from ...dynamics.spatial import JTYPE, QIDX, REVOLUTE
+from ..plant import Plant, StateError, joint_friction, payload_links
 
 DEFAULT_LOOP_TOLERANCE = 0.01
 
@@ -42,27 +42,18 @@ class ClosedLoopPlant(Plant):
         self.effort_limits = np.array(model.effort_limits[self._active])
         self.velocity_limits = np.array(model.velocity_limits[self._active])
         self.position_limits = np.array(model.position_limits[self._active])
-        self.link_names = model.link_names
+        self.link_names = payload_links(model)
         tree = np.asarray(model.tree)
-        k = tree[:, QIDX].astype(int)
-        self._Fv, self._Fs, self._revolute = np.zeros(model.n), np.zeros(model.n), np.zeros(model.n, bool)
-        self._Fv[k], self._Fs[k] = tree[:, FV], tree[:, FS]
-        self._revolute[k] = tree[:, JTYPE] == REVOLUTE
+        self._Fs, self._Fv = joint_friction(model)
+        self._revolute = np.zeros(model.n, bool)
+        self._revolute[tree[:, QIDX].astype(int)] = tree[:, JTYPE] == REVOLUTE
         self._gravity0 = np.array(model.gravity)
         self._q = np.array(model.loops.q_ref)          # the closed tree configuration of the last state
         self._qa = np.array(self._q[self._active])
         self._qda = np.zeros(len(self._active))
         self._sim_q = np.array(model.loops.q_ref)      # warm start of the simulation's loop solves
-
-    # ------------------------------------------------------------ run-time settings
-    def set_gravity(self, gravity):
-        self.model.set_gravity(self._gravity0 if gravity is None else gravity)
-
-    def set_payload(self, link, mass=0.0, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
-        if link is None:
-            self.model.clear_payload()
-        else:
-            self.model.set_payload(link, mass, com, inertia)
+        # before any measurement: the active joints of the reference closure, the passive ones unknown
+        self.initial_state = np.r_[self._qa, np.full(len(self._passive), np.nan)]
 
     # ------------------------------------------------------------ state
     def set_state(self, q, qd):
@@ -134,7 +125,8 @@ class ClosedLoopPlant(Plant):
     # ------------------------------------------------------------ simulation (rne_sim)
     def sim_acceleration(self, q, qd, tau):
         """Active accelerations at the active state (q, qd), warm-starting each solve from the last one."""
-        return closed_loop_forward_dynamics(self.model, q, qd, tau, self._sim_q, friction=True, q_out=self._sim_q)
+        return closed_loop_forward_dynamics(self.model, q, qd, tau, self._sim_q, friction=self.sim_friction,
+                                            q_out=self._sim_q)
 
     def sim_joint_states(self, q, qd):
         q_tr = solve_loops(self.model, q, self._sim_q)

@@ -13,8 +13,7 @@ import numpy as np
 from ...dynamics.api import mass_matrix
 from ...dynamics.elastic_api import (elastic_coriolis_torques, elastic_forward_dynamics,
                                      elastic_inverse_dynamics)
-from ...dynamics.spatial import FS, FV, QIDX
-from ..plant import Plant, StateError
+from ..plant import Plant, StateError, joint_friction, payload_links
 
 
 class ElasticPlant(Plant):
@@ -35,27 +34,15 @@ class ElasticPlant(Plant):
         self.effort_limits = np.array(model.effort_limits[self._r])
         self.velocity_limits = np.array(model.velocity_limits[self._r])
         self.position_limits = np.array(model.position_limits[self._r])
-        self.link_names = model.link_names
-        tree = np.asarray(model.tree)
-        k = tree[:, QIDX].astype(int)
-        self._Fv, self._Fs = np.zeros(model.n), np.zeros(model.n)
-        self._Fv[k], self._Fs[k] = tree[:, FV], tree[:, FS]
-        self._Fv, self._Fs = self._Fv[self._r], self._Fs[self._r]
+        self.link_names = payload_links(model)
+        Fs, Fv = joint_friction(model)
+        self._Fs, self._Fv = Fs[self._r], Fv[self._r]
         self._gravity0 = np.array(model.gravity)
         self._q, self._qd = np.zeros(model.n), np.zeros(model.n)
         self._q[self._e] = model.elastic_rest_position
+        self.initial_state = self._q[self._order]      # rigid joints at zero, elastic ones at rest
         self._qdd_u = np.zeros(len(self._u))     # passive accelerations of the last torque computed
         self._zero_r, self._zero = np.zeros(len(self._r)), np.zeros(model.n)
-
-    # ------------------------------------------------------------ run-time settings
-    def set_gravity(self, gravity):
-        self.model.set_gravity(self._gravity0 if gravity is None else gravity)
-
-    def set_payload(self, link, mass=0.0, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
-        if link is None:
-            self.model.clear_payload()
-        else:
-            self.model.set_payload(link, mass, com, inertia)
 
     # ------------------------------------------------------------ state
     def set_state(self, q, qd):
@@ -121,7 +108,7 @@ class ElasticPlant(Plant):
     # ------------------------------------------------------------ simulation (rne_sim)
     def sim_acceleration(self, q, qd, tau):
         """Accelerations of every joint (``sim_names`` = ``model.joint_names``) under the rigid torques."""
-        return elastic_forward_dynamics(self.model, q, qd, tau)
+        return elastic_forward_dynamics(self.model, q, qd, tau, friction=self.sim_friction)
 
     def sim_joint_states(self, q, qd):
         return self.sim_names, np.asarray(q, float), np.asarray(qd, float)

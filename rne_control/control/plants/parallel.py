@@ -14,7 +14,7 @@ from ...dynamics.parallel_api import (parallel_coriolis_torques, parallel_gravit
                                       platform_jacobian)
 from ...dynamics.spatial import FS, FV
 from ...model.errors import LoopClosureError, SingularConfigurationError
-from ..plant import Plant, StateError
+from ..plant import Plant, StateError, payload_links
 
 
 class ParallelPlant(Plant):
@@ -29,7 +29,7 @@ class ParallelPlant(Plant):
         self.effort_limits = np.array(model.effort_limits)
         self.velocity_limits = np.array(model.velocity_limits)
         self.position_limits = np.array(model.position_limits)
-        self.link_names = model.link_names
+        self.link_names = payload_links(model)
         # the actuator (prismatic) joint is body 2 of each leg's chain
         self._Fv = np.array([lg.tree[2, FV] for lg in model.legs])
         self._Fs = np.array([lg.tree[2, FS] for lg in model.legs])
@@ -38,17 +38,8 @@ class ParallelPlant(Plant):
         self._sim_pose = np.array(model.home_pose)
         self._q = platform_inverse_kinematics(model, self._pose, check_limits=False)  # at rest at home until set_state
         self._qd = np.zeros(6)
+        self.initial_state = np.array(self._q)         # the leg lengths of the home pose
         self._twist = None
-
-    # ------------------------------------------------------------ run-time settings
-    def set_gravity(self, gravity):
-        self.model.set_gravity(self._gravity0 if gravity is None else gravity)
-
-    def set_payload(self, link, mass=0.0, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
-        if link is None:
-            self.model.clear_payload()
-        else:
-            self.model.set_payload(link, mass, com, inertia)
 
     # ------------------------------------------------------------ state
     def set_state(self, q, qd):
@@ -111,7 +102,7 @@ class ParallelPlant(Plant):
     # ------------------------------------------------------------ simulation (rne_sim)
     def sim_acceleration(self, q, qd, tau):
         """Leg accelerations at (q, qd), each forward kinematics warm-started from the previous solve."""
-        return parallel_joint_forward_dynamics(self.model, q, qd, tau, self._sim_pose, friction=True,
+        return parallel_joint_forward_dynamics(self.model, q, qd, tau, self._sim_pose, friction=self.sim_friction,
                                                pose_out=self._sim_pose)
 
     def sim_joint_states(self, q, qd):

@@ -1,0 +1,96 @@
+"""Simulating any :class:`~rne_control.control.plant.Plant` in time (the core of ``rne_sim``; no ROS).
+
+The state is the plant's ``sim_names`` coordinates (the joints of a tree, the active joints of a closed
+loop, every joint of an elastic robot, the legs of a platform) and, for a tree on a floating base, the
+base position (m, world), orientation (x, y, z, w; base to world) and twist [v; w] (base frame). A step
+integrates with RK4 or semi-implicit Euler (:mod:`rne_control.dynamics.integrate`) under the actuator
+torques ``tau`` (``joint_names`` order), the model's friction (``friction``) and an extra viscous
+``damping`` per actuated joint (N m s/rad or N s/m: a deliberate mismatch with the controller's model).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from ..dynamics.floating_api import base_twist_from_momentum
+from ..dynamics.integrate import State, quat_exp, quat_mul, rk4_step, semi_implicit_step
+from ..model.spatial import quat_to_matrix
+
+
+class Simulation:
+    """Integrates ``plant`` from (q0, qd0) in ``sim_names`` order (default: the plant's reference state at
+    rest). ``base_position``/``base_orientation``: initial pose of a floating base (world frame)."""
+
+    def __init__(self, plant, q0=None, qd0=None, friction: bool = True, damping=None,
+                 gravity: Optional[np.ndarray] = None, base_position=None, base_orientation=None):
+        self.plant = plant
+        self.names = tuple(plant.sim_names)
+        ns, N = len(self.names), plant.n
+        self._act = np.array([self.names.index(j) for j in plant.joint_names], dtype=np.int64)
+        ref_q, ref_qd = plant.sim_reference_state()
+        q = ref_q if q0 is None else np.asarray(q0, float)
+        qd = ref_qd if qd0 is None else np.asarray(qd0, float)
+        if q.shape != (ns,) or qd.shape != (ns,) or not (np.isfinite(q).all() and np.isfinite(qd).all()):
+            raise ValueError("initial positions and velocities need %d finite values (%s)" % (ns, list(self.names)))
+        self.damping = np.zeros(N) if damping is None else np.broadcast_to(np.asarray(damping, float), (N,)).copy()
+        if not (np.all(np.isfinite(self.damping)) and np.all(self.damping >= 0)):
+            raise ValueError("damping must be finite and >= 0 per actuated joint")
+        plant.sim_friction = bool(friction)
+        if gravity is not None:
+            plant.set_gravity(gravity)
+        self.floating = plant.sim_floating_base
+        if self.floating:
+            quat = np.array([0.0, 0.0, 0.0, 1.0] if base_orientation is None else base_orientation, float)
+            if quat.shape != (4,) or not np.isfinite(quat).all() or np.linalg.norm(quat) < 1e-9:
+                raise ValueError("base_orientation must be a quaternion [x, y, z, w]")
+            pos = np.zeros(3) if base_position is None else np.asarray(base_position, float)
+            self.state = State(q, qd, pos, quat / np.linalg.norm(quat), np.zeros(6))
+            # the floating base's damping acts on its joints (sim_names = the model's joints)
+            self._kw = dict(friction=plant.sim_friction, damping=self._full(self.damping))
+        else:
+            self.state = State(q, qd)
+            self._kw = dict(acceleration=self._acceleration)
+        self.tau = np.zeros(N)
+
+    def _full(self, x):
+        out = np.zeros(len(self.names))
+        out[self._act] = x
+        return out
+
+    def _acceleration(self, q, qd, tau):
+        return self.plant.sim_acceleration(q, qd, tau - self.damping * qd[self._act])
+
+    def step(self, tau, h: float, rk4: bool = True) -> bool:
+        """Advance by h (s) under ``tau``; False (state unchanged) if the step gave a non-finite state."""
+        s = self.state
+        t = self._full(tau) if self.floating else np.asarray(tau, float)
+        if rk4:
+            s = rk4_step(self.plant.model, s, 0.0, h, lambda _t, _x: t, **self._kw)
+        else:
+            s = semi_implicit_step(self.plant.model, s, h, t, **self._kw)
+        if not (np.isfinite(s.q).all() and np.isfinite(s.qd).all()):
+            return False
+        self.state = s
+        self.tau[:] = tau
+        return True
+
+    def brake(self, h: float) -> None:
+        """Joints held still for h (s); a free-floating base moves on so that the total momentum stays zero."""
+        s = self.state
+        s.qd = np.zeros_like(s.qd)
+        self.tau[:] = 0.0
+        if self.floating:
+            try:
+                s.twist = np.asarray(base_twist_from_momentum(self.plant.model, s.q, s.qd, None, s.quat), float)
+            except ValueError:
+                s.twist = np.zeros(6)
+            s.pos = s.pos + h * (quat_to_matrix(*s.quat) @ s.twist[:3])
+            s.quat = quat_mul(s.quat, quat_exp(s.twist[3:], h))
+
+    def joint_states(self):
+        """(names, positions, velocities, efforts) of every joint a driver would publish (efforts: the applied
+        actuator torques, zero at unactuated joints)."""
+        names, q, qd = self.plant.sim_joint_states(self.state.q, self.state.qd)
+        effort = dict(zip(self.plant.joint_names, self.tau))
+        return names, q, qd, np.array([effort.get(j, 0.0) for j in names])
