@@ -261,5 +261,8 @@ def test_sim_restart_resumes_control_with_ramp(ros_procs, ros_node):
     assert len(u) > 100, "no commands after the restart"
     steps = np.abs(np.diff(u, axis=0)).max(axis=0)
     print(f"restart: unramped feedback {unramped:.2f} N m, dg {dg:.2f} N m, max step per joint {steps}")
-    assert steps[1] < dg + 0.3 * unramped, f"torque step {steps[1]:.2f} N m on joint2 after restart (no ramp?)"
+    k = int(np.argmax(np.abs(np.diff(u[:, 1]))))
+    assert steps[1] < dg + 0.3 * unramped, (f"torque step {steps[1]:.2f} N m on joint2 after restart (no ramp?): "
+                                            f"commands {k - 2}..{k + 3} of {len(u)}: {u[max(k - 2, 0):k + 4, 1]}\n"
+                                            f"{ros_procs.logs()}")
     assert time.monotonic() - t_restart < 30

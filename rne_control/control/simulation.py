@@ -46,10 +46,14 @@ class Simulation:
                 raise ValueError("base_orientation must be a quaternion [x, y, z, w]")
             pos = np.zeros(3) if base_position is None else np.asarray(base_position, float)
             self.state = State(q, qd, pos, quat / np.linalg.norm(quat), np.zeros(6))
-            # the floating base's damping acts on its joints (sim_names = the model's joints)
-            self._kw = dict(friction=plant.sim_friction, damping=self._full(self.damping))
         else:
             self.state = State(q, qd)
+        # a floating tree, or a tree with every joint actuated: the model's own forward dynamics
+        # (sim_names = the model's joints), without the per-stage detour through the plant
+        self.direct = self.floating or plant.sim_is_model
+        if self.direct:
+            self._kw = dict(friction=plant.sim_friction, damping=self._full(self.damping))
+        else:
             self._kw = dict(acceleration=self._acceleration)
         self.tau = np.zeros(N)
 
@@ -62,13 +66,17 @@ class Simulation:
         return self.plant.sim_acceleration(q, qd, tau - self.damping * qd[self._act])
 
     def step(self, tau, h: float, rk4: bool = True) -> bool:
-        """Advance by h (s) under ``tau``; False (state unchanged) if the step gave a non-finite state."""
+        """Advance by h (s) under ``tau``; False (state unchanged) if the step failed or gave a non-finite
+        state (a diverging simulation, a non-finite torque, a loop that no longer closes)."""
         s = self.state
-        t = self._full(tau) if self.floating else np.asarray(tau, float)
-        if rk4:
-            s = rk4_step(self.plant.model, s, 0.0, h, lambda _t, _x: t, **self._kw)
-        else:
-            s = semi_implicit_step(self.plant.model, s, h, t, **self._kw)
+        t = self._full(tau) if self.direct else np.asarray(tau, float)
+        try:
+            if rk4:
+                s = rk4_step(self.plant.model, s, 0.0, h, lambda _t, _x: t, **self._kw)
+            else:
+                s = semi_implicit_step(self.plant.model, s, h, t, **self._kw)
+        except ValueError:
+            return False
         if not (np.isfinite(s.q).all() and np.isfinite(s.qd).all()):
             return False
         self.state = s

@@ -112,6 +112,7 @@ class TrajectoryGenerator:
         self.q = np.zeros(n)
         self.qd = np.zeros(n)
         self.qdd = np.zeros(n)
+        self.t_sampled = -math.inf        # time (s) of the desired state in q, qd, qdd
         # active trajectory: knots t[0..m], coefficients (capacity, n, 6)
         self._knots: list = []
         self._coef = np.zeros((8, n, 6))
@@ -319,4 +320,5 @@ class TrajectoryGenerator:
             self._pending = None
             self._activate(prep, t0, t0)
         self._eval(t, self.q, self.qd, self.qdd)
+        self.t_sampled = t
         return self.q, self.qd, self.qdd

@@ -574,6 +574,10 @@ class ControllerNode(Node):
                 self.get_logger().warning("no valid joint state for %.3f s (state_timeout %.3f s) from %s: %s"
                                           % (wd.age(now), wd.timeout, ", ".join(self.stale_joints(now_ns)),
                                              wd.on_stale))
+                try:  # hold the newest state received (else the last accepted one)
+                    self.plant.set_state(self.mapper.q, self.mapper.qd)
+                except StateError:
+                    pass
                 self.law.hold_torque(self._hold_cmd)
             if wd.on_stale == "stop":
                 self._stopped = True

@@ -339,7 +339,9 @@ class FollowJointTrajectoryServer:
             self._finish(g, PATH_TOLERANCE_VIOLATED, text, ABORT)
             return
         tr = g.tracker
-        t = tr.t if tr.t > -math.inf else node._now()
+        t = node.traj.t_sampled  # the time of the desired state reported (not the tracker's last check)
+        if t == -math.inf:
+            t = node._now()
         fb = self._feedback
         fb.header.stamp = node.get_clock().now().to_msg()
         q_d, qd_d, qdd_d = node.traj.q, node.traj.qd, node.traj.qdd

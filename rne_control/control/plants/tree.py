@@ -59,6 +59,7 @@ class TreePlant(Plant):
         self.link_names = payload_links(model)
         self.bases = ("fixed", "moving", "free_floating") if model.floating_base else ("fixed",)
         self.sim_floating_base = bool(model.floating_base)
+        self.sim_is_model = self._identity
         self.base_velocity_source = "odometry"
         self.last_base_output = None
         self._gravity0 = np.array(model.gravity, float)
