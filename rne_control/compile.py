@@ -130,10 +130,45 @@ def compile_all(verbose: bool = False) -> dict:
     warm_up_trajectory(TrajectoryGenerator(model.joint_names))
     warm_up_output(model.n)
     _warm_up_state_mapping(model)
+    _warm_up_other_plants(verbose)
     stats = {"seconds": time.perf_counter() - t0, "signatures": sum(signature_counts().values()),
              "compiled": len(mon.compiles)}
     mon.stop()
     return stats
+
+
+# one shipped model of each other kind: their kernels take the same argument types for every robot of
+# that kind, so compiling them once here serves any closed-loop, parallel or elastic model
+_OTHER_KINDS = ("config/fourbar.yaml", "config/gough_stewart.yaml", "config/arm7_sea.yaml")
+
+
+def _warm_up_other_plants(verbose: bool) -> None:
+    """The control law and the simulation step on a closed-loop, a parallel and an elastic model."""
+    import warnings
+
+    import rne_control as rc
+    from .control.laws import BaseState, ControlLaw, SPLIT_PARTS
+    from .control.plants import make_plant
+    from .control.simulation import Simulation
+    from .control.warmup import warm_up_law
+    from .ros.paths import resolve_model_file
+
+    for rel in _OTHER_KINDS:
+        try:
+            path = resolve_model_file(rel)
+        except FileNotFoundError:
+            if verbose:
+                print("%s not found: its kind of model compiles at first use" % rel, flush=True)
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            plant = make_plant(rc.load_model(str(path)))
+        law = ControlLaw(plant)
+        warm_up_law(law, BaseState(), {k: np.zeros(plant.n) for k in SPLIT_PARTS})
+        sim = Simulation(plant)
+        sim.step(np.zeros(plant.n), 1e-4, rk4=True)
+        sim.step(np.zeros(plant.n), 1e-4, rk4=False)
+        sim.joint_states()
 
 
 def _warm_up_state_mapping(model) -> None:

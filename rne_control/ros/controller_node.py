@@ -29,7 +29,12 @@ locked.<joint>            double      0.0                           value of an 
                                                                     /joint_states lacks it
 loop_tolerance            double      0.01                          closed loops: rad or m a measured passive
                                                                     joint may differ from the closed solution
-rate                      double      500.0                         control rate, Hz (an integer is accepted)
+rate                      double      500.0                         control rate, Hz (an integer is accepted);
+                                                                    with trigger state, the nominal rate
+trigger                   string      timer                         timer: a cycle every 1/rate with the newest
+                                                                    state | state: a cycle per new joint state
+trigger_joints            string[]    unset (the required joints)   trigger state: the joints whose update
+                                                                    starts a cycle
 command_topic             string      /effort_controller/commands   output topic
 command_type              string      float64_multi_array           float64_multi_array | joint_state
 state_publish_rate        double      100.0                         ~/controller_state rate, Hz (0: every cycle)
@@ -112,8 +117,26 @@ recovery from a stale state, blend the command linearly from the old law to
 the new one over ``ramp_time`` (see :mod:`rne_control.control.ramp`). After a
 stale period the desired state is reset to hold the measured position.
 
-In real time the executor delivers joint states between cycles and each cycle
-computes from the latest one (its age is in the diagnostics). With
+**Trigger.** With ``trigger: timer`` (default) the executor delivers joint
+states between cycles and each timer cycle computes from the latest one: a
+state waits for the next tick, half a period on average. With
+``trigger: state`` the cycle runs in the ``/joint_states`` callback, as soon as
+a message that updates a trigger joint (``trigger_joints``, default every
+required joint) leaves every required joint fresh; messages queued behind it
+are merged first, so the newest state wins and nothing queues up, and one
+state gives at most one command. A message carrying only other joints (a
+gripper driver at 50 Hz beside an arm driver at 1 kHz, say) is merged and used
+by the next cycle; with the default ``trigger_joints`` it starts a cycle
+itself. Choose ``state`` when one driver publishes the controlled joints at the
+control rate (rne_sim at ``publish_rate``, a ros2_control joint_state_broadcaster
+at the controller manager's rate); ``timer`` when states come faster or
+irregularly and a fixed command rate matters. Either way a timer at ``rate``
+runs the watchdog: while the state is stale it applies ``on_stale`` at ``rate``,
+and recovery, ramps, trajectory ends and parameter changes behave the same.
+With ``use_sim_time`` the cycle always runs on ``/clock`` (lockstep).
+``latency_p50_us``/``latency_p99_us``/``latency_max_us`` in the diagnostics
+run from the arrival of the joint state a command used (callback entry) to the
+return of its publish call, on the node's monotonic clock. With
 ``use_sim_time`` the timer runs on ``/clock``; each cycle first takes the
 joint states still queued and, when the latest is older than the timer's time
 (a lockstep simulator publishes the state of step k, then /clock = t_k), waits
@@ -126,9 +149,7 @@ The node exits with code 0 on SIGINT.
 from __future__ import annotations
 
 import array
-import gc
 import math
-import os
 import sys
 import time
 from typing import Optional
@@ -140,7 +161,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rcl_interfaces.msg import SetParametersResult
 
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import AccelStamped
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
@@ -158,11 +179,12 @@ from ..control.watchdog import FRESH, NO_STATE, STALE, Watchdog
 from ..compile import CompileMonitor
 from .conversions import (JointStateError, JointStateMapper, accel_fields, bind_float_field,
                           controller_state_message, odometry_fields, trajectory_fields)
-from . import follow_joint_trajectory
-from .controller_settings import (COMMAND_TYPES, RUNTIME_NAMES, RUNTIME_SPECS, STATIC_SPECS, ConfigError,
-                                  Settings)
+from . import controller_diagnostics, follow_joint_trajectory
+from .controller_settings import (COMMAND_TYPES, RUNTIME_NAMES, RUNTIME_SPECS, STATIC_SPECS, TRIGGERS,
+                                  ConfigError, Settings)
 from .params import Spec, T, TypedParameters
 from .loop_stats import LoopStats
+from .realtime import apply_realtime_options
 from .runner import STOP, run
 from .paths import resolve_model_file
 
@@ -258,6 +280,9 @@ class ControllerNode(Node):
         if not (self.rate > 0.0) or math.isinf(self.rate):
             raise ConfigError("rate must be a positive number of Hz (got %r)" % self.rate)
         self.period = 1.0 / self.rate
+        self.trigger = self.params.get("trigger")
+        if self.trigger not in TRIGGERS:
+            raise ConfigError("trigger must be one of %s (got %r)" % (", ".join(TRIGGERS), self.trigger))
         ctype = self.params.get("command_type")
         if ctype not in COMMAND_TYPES:
             raise ConfigError("command_type must be one of %s (got %r)" % (", ".join(COMMAND_TYPES), ctype))
@@ -271,6 +296,11 @@ class ControllerNode(Node):
                                        float(self.params.get("velocity_filter_cutoff")), required=plant.required_names)
         ns = len(plant.state_names)
         self._recv_ns = np.full(ns, -1, dtype=np.int64)  # per state joint, receive time; -1: never
+        self._required_mask = np.zeros(ns, dtype=bool)
+        self._required_mask[self.mapper.required_index] = True
+        self._trigger_mask = self._trigger_joints(plant.state_names)
+        self._arrival_ns = 0          # perf_counter_ns() of the latest message that updated a required joint
+        self._new_state = False       # a trigger joint was updated since the last command of the law
         self._stamp_ns = np.zeros(ns, dtype=np.int64)     # per state joint, header stamp
         self._ignored_states = 0
         self.base_state = BaseState()
@@ -333,12 +363,16 @@ class ControllerNode(Node):
         self._state_stamp_ns = 0
         self._warned_velocity = False
         self._sim_time = bool(self.get_parameter("use_sim_time").value)
+        self._trigger_state = self.trigger == "state" and not self._sim_time
+        if self.trigger == "state" and self._sim_time:
+            log.info("use_sim_time: the cycle runs on /clock (lockstep); trigger 'state' applies in real time")
         # ROS time without /clock is the system time: read it without building rclpy Time objects
         self._now_ns = self._ros_now_ns if self._sim_time else time.time_ns
 
         # --- ROS interfaces
         # deep enough for several drivers publishing between two cycles (each message carries other joints)
-        self._js_sub = self.create_subscription(JointState, "/joint_states", self._on_joint_state, 100)
+        self._js_sub = self.create_subscription(
+            JointState, "/joint_states", self._on_state_trigger if self._trigger_state else self._on_joint_state, 100)
         self.create_subscription(JointTrajectory, "~/joint_trajectory", self._on_trajectory, 10)
         self.create_subscription(Odometry, "base_odometry", self._on_odometry, 10)
         self.create_subscription(AccelStamped, "base_accel", self._on_accel, 10)
@@ -347,11 +381,25 @@ class ControllerNode(Node):
         self._diag_timer = self.create_timer(1.0, self._on_diagnostics,
                                              clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._fjt = follow_joint_trajectory.create_server(self)   # None without control_msgs
-        self._realtime_options()
+        apply_realtime_options(self.params, self.get_logger())
         self._ready = True
         log.info("model %r: controlling %s at %.1f Hz, mode %s, base %s, publishing %s on %s"
                  % (model.name, ", ".join(self.joints), self.rate, self.settings.mode, self.settings.base,
                     ctype, self._cmd_pub.topic_name))
+
+    def _trigger_joints(self, names) -> np.ndarray:
+        """Mask over the state joints whose update starts a cycle (trigger: state): ``trigger_joints``, or
+        every required joint."""
+        chosen = self.params.get("trigger_joints")
+        mask = np.zeros(len(names), dtype=bool)
+        if not chosen:
+            mask[self.mapper.required_index] = True
+            return mask
+        unknown = [j for j in chosen if j not in names]
+        if unknown:
+            raise ConfigError("trigger_joints %s are not joints of the state (%s)" % (unknown, ", ".join(names)))
+        mask[[list(names).index(j) for j in chosen]] = True
+        return mask
 
     def _warm_up(self) -> None:
         """Run every compiled path once (every mode, base, trajectory kind, ramp, clamp, state mapping),
@@ -368,27 +416,6 @@ class ControllerNode(Node):
         m.update(names, array.array("d", bytes(8 * n)), array.array("d", bytes(8 * n)), 0.0)
         m.update(names, array.array("d", bytes(8 * n)), array.array("d"), 0.01)
         m.update(names, array.array("d", bytes(8 * n)), array.array("d"), 0.02)
-
-    def _realtime_options(self) -> None:
-        log = self.get_logger()
-        cpus = self.params.get("cpu_affinity")
-        if cpus:
-            try:
-                os.sched_setaffinity(0, set(int(c) for c in cpus))
-                log.info("CPU affinity: %s" % sorted(os.sched_getaffinity(0)))
-            except (OSError, AttributeError, ValueError) as e:
-                log.warning("cannot set cpu_affinity %s: %s" % (cpus, e))
-        prio = int(self.params.get("sched_priority") or 0)
-        if prio > 0:
-            try:
-                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(min(prio, 99)))
-                log.info("SCHED_FIFO priority %d" % prio)
-            except (OSError, AttributeError) as e:
-                log.warning("SCHED_FIFO priority %d not allowed (%s): running with the default scheduler"
-                            % (prio, e))
-        if self.params.get("gc_freeze"):
-            gc.collect()
-            gc.freeze()
 
     # ------------------------------------------------------------ parameters
     def _on_set_parameters(self, params) -> SetParametersResult:
@@ -444,6 +471,7 @@ class ControllerNode(Node):
     def _on_joint_state(self, msg: JointState) -> None:
         """Merge one /joint_states message (see :mod:`rne_control.ros.joint_states`); the state is fresh
         while every needed joint was received within state_timeout."""
+        arrival_ns = time.perf_counter_ns()
         now_ns = self._now_ns()
         st = msg.header.stamp
         stamp_ns = st.sec * 1000000000 + st.nanosec
@@ -457,6 +485,10 @@ class ControllerNode(Node):
             self._ignored_states += 1
             return
         idx = self.mapper.updated
+        if self._required_mask[idx].any():
+            self._arrival_ns = arrival_ns
+            if self._trigger_mask[idx].any():
+                self._new_state = True
         self._recv_ns[idx] = now_ns
         self._stamp_ns[idx] = stamp_ns
         req = self.mapper.required_index
@@ -533,7 +565,24 @@ class ControllerNode(Node):
             took = True
             self._on_joint_state(info[0])
 
+    def _on_state_trigger(self, msg: JointState) -> None:
+        """trigger: state. Merge this message and any queued behind it (the newest state wins), then run
+        one cycle if a trigger joint was updated and every required joint is fresh."""
+        self._on_joint_state(msg)
+        self._drain_joint_states()
+        if self._new_state and self._ready:
+            wd = self.watchdog
+            now_ns = self._now_ns()
+            if now_ns * 1e-9 - wd.last <= wd.timeout:
+                entry = time.perf_counter_ns()
+                self.stats.timer_entry(entry)
+                self._cycle(entry, now_ns)
+
     def _on_timer(self) -> None:
+        if self._trigger_state:  # the watchdog's timer: a cycle only when the state has gone stale
+            wd = self.watchdog
+            if wd.last == -math.inf or self._now() - wd.last <= wd.timeout:
+                return
         entry = time.perf_counter_ns()
         self.stats.timer_entry(entry)
         now_ns = self._now_ns()
@@ -611,7 +660,8 @@ class ControllerNode(Node):
         self.output_ramp.apply(now, sel)
         if self.limiter.apply(sel, out=cmd):
             self._sat_mask |= self.limiter.saturated.astype(bool)
-        self._publish_command(entry_ns, now_ns)
+        self.stats.latency(self._arrival_ns, self._publish_command(entry_ns, now_ns))
+        self._new_state = False
         if self._fjt is not None:
             self._fjt.update(now)
         if self._cycles % self._state_every == 0:
@@ -625,16 +675,19 @@ class ControllerNode(Node):
         self.limiter.apply(self.law.hold_torque(self._hold_cmd), out=self._cmd)
         self._publish_command(entry_ns, now_ns)
 
-    def _publish_command(self, entry_ns: int, now_ns: int) -> None:
+    def _publish_command(self, entry_ns: int, now_ns: int) -> int:
+        """Publish self._cmd; returns the time the publish call returned (time.perf_counter_ns())."""
         if self._cmd_is_js:
             st = self._cmd_msg.header.stamp
             st.sec = now_ns // 1000000000
             st.nanosec = now_ns % 1000000000
         handoff = time.perf_counter_ns()
         self._cmd_pub.publish(self._cmd_msg)
-        self.stats.published_command(entry_ns, handoff, time.perf_counter_ns())
+        done = time.perf_counter_ns()
+        self.stats.published_command(entry_ns, handoff, done)
         np.copyto(self._last_cmd, self._cmd)
         self._have_published = True
+        return done
 
     def _publish_state(self, s: float, sel_law=None) -> None:
         try:
@@ -662,61 +715,8 @@ class ControllerNode(Node):
 
     # ------------------------------------------------------------ diagnostics
     def _on_diagnostics(self) -> None:
-        if not self._ready:
-            return
-        w = self.stats.window()
-        late_now = w["late_cycles_last_period"]
-        now = self._now()
-        wd = self.watchdog
-        st = {NO_STATE: "waiting for /joint_states", FRESH: "fresh", STALE: "stale"}[wd.status]
-        sat = [j for j, f in zip(self.joints, self._sat_mask) if f]
-        self._sat_mask[:] = False
-        rej = sum(self._rejected.values())
-        late_jit = self.jit_monitor.new_signatures()
-        for name in set(late_jit) | set(self.jit_monitor.compiles):
-            if name not in self._jit_reported:
-                self._jit_reported.add(name)
-                self.get_logger().warning("%s was compiled after the warm-up, on the cycle path" % name)
-        now_ns = self._now_ns()
-        missing = self.stale_joints(now_ns) if wd.status != FRESH else []
-        if wd.status != FRESH:
-            level, message = DiagnosticStatus.ERROR if wd.status == STALE else DiagnosticStatus.WARN, \
-                "joint state %s: %s" % (st, ", ".join(missing))
-        elif late_now or sat or late_jit:
-            level, message = DiagnosticStatus.WARN, ("%d late cycles" % late_now if late_now else
-                                                     "saturated: " + ", ".join(sat) if sat else
-                                                     "compiled on the cycle path: " + ", ".join(sorted(late_jit)))
-        else:
-            level, message = DiagnosticStatus.OK, "running"
-
-        def kv(k, v):
-            return KeyValue(key=k, value=str(v))
-
-        age = wd.age(now) if wd.last != -math.inf else float("nan")
-        values = [
-            kv("mode", self.settings.mode), kv("base", self.settings.base),
-            kv("rate_nominal_hz", "%.1f" % self.rate),
-        ] + [kv(k, "%.1f" % w[k]) for k in ("rate_achieved_hz", "commands_per_s", "period_jitter_p99_us",
-                                             "period_jitter_max_us", "compute_time_p50_us", "compute_time_p99_us",
-                                             "publish_time_p50_us", "publish_time_p99_us")] + [
-            kv("late_cycles", self.stats.late_cycles), kv("late_cycles_last_period", late_now),
-            kv("state", st), kv("state_age_ms", "%.2f" % (1e3 * age)),
-            kv("stale_joints", ",".join(missing)), kv("ignored_joint_states", self._ignored_states),
-            kv("stale_events", wd.stale_events),
-            kv("saturated_joints", ",".join(sat)), kv("saturated_cycles", self.limiter.saturated_cycles),
-            kv("rejected_messages", rej),
-        ] + [kv("rejected_" + k, v) for k, v in self._rejected.items()] + [
-            kv("trajectory_running", self.traj.running),
-            kv("velocity_estimated", self.mapper.estimating_velocity),
-            kv("ramp_active", self.output_ramp.active or self.feedback_ramp.active),
-            kv("jit_signatures_after_ready", sum(late_jit.values())),
-            kv("jit_compiles_after_ready", len(self.jit_monitor.compiles)),
-        ]
-        arr = DiagnosticArray()
-        arr.header.stamp = self.get_clock().now().to_msg()
-        arr.status = [DiagnosticStatus(level=level, name="%s: control loop" % self.get_fully_qualified_name(),
-                                       message=message, hardware_id=str(self.model.name), values=values)]
-        self._diag_pub.publish(arr)
+        if self._ready:
+            self._diag_pub.publish(controller_diagnostics.message(self))
 
 
 def main(args=None) -> int:

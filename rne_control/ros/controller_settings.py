@@ -17,6 +17,7 @@ from ..control.watchdog import ON_STALE
 from .params import Spec, T
 
 COMMAND_TYPES = ("float64_multi_array", "joint_state")
+TRIGGERS = ("timer", "state")
 
 
 class ConfigError(RuntimeError):
@@ -33,6 +34,10 @@ STATIC_SPECS = [
     Spec("joints", T.STRING_ARRAY, None, "controlled joints and output order (unset: the actuated joints)",
          read_only=True),
     Spec("rate", T.DOUBLE, 500.0, "control rate, Hz", read_only=True, constraints="> 0"),
+    Spec("trigger", T.STRING, "timer", "what starts a cycle: the timer at rate, or each new joint state",
+         read_only=True, choices=list(TRIGGERS)),
+    Spec("trigger_joints", T.STRING_ARRAY, None, "trigger: state: the joints whose update starts a cycle "
+         "(unset: every required joint)", read_only=True),
     Spec("command_topic", T.STRING, "/effort_controller/commands", "effort command topic", read_only=True),
     Spec("command_type", T.STRING, "float64_multi_array", "command message type", read_only=True,
          choices=list(COMMAND_TYPES)),

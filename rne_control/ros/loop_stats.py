@@ -8,8 +8,9 @@ LATE_FACTOR = 1.5  # a period longer than 1.5 nominal periods is a late cycle
 
 
 class LoopStats:
-    """Periods between timer entries, compute times (timer entry to the hand-off of the command) and
-    publish-call times, in ns; late cycles; commands published."""
+    """Periods between cycle entries, compute times (cycle entry to the hand-off of the command),
+    publish-call times and latencies (arrival of the joint state a command used to the return of its
+    publish call), in ns; late cycles; commands published."""
 
     def __init__(self, period_s, ring=8192):
         self.period = float(period_s)
@@ -17,10 +18,11 @@ class LoopStats:
         self.periods = np.zeros(ring)
         self.computes = np.zeros(ring)
         self.publishes = np.zeros(ring)
-        self.k_period = self.k_publish = 0
+        self.latencies = np.zeros(ring)
+        self.k_period = self.k_publish = self.k_latency = 0
         self.late_cycles = self.published = 0
         self._last_entry = 0
-        self._at = dict(k_period=0, k_publish=0, late=0, published=0, wall=time.monotonic())
+        self._at = dict(k_period=0, k_publish=0, k_latency=0, late=0, published=0, wall=time.monotonic())
 
     def timer_entry(self, entry_ns):
         """Record a cycle's start (time.perf_counter_ns())."""
@@ -40,6 +42,11 @@ class LoopStats:
         self.k_publish += 1
         self.published += 1
 
+    def latency(self, arrival_ns, done_ns):
+        """Record a command's latency: from the arrival of its joint state to the end of its publish call."""
+        self.latencies[self.k_latency % self.ring] = done_ns - arrival_ns
+        self.k_latency += 1
+
     def _recent(self, buf, k, k0):
         cnt = min(k - k0, self.ring)
         return buf[np.arange(k - cnt, k) % self.ring] * 1e-9 if cnt > 0 else np.zeros(0)
@@ -51,6 +58,7 @@ class LoopStats:
         periods = self._recent(self.periods, self.k_period, at["k_period"])
         computes = self._recent(self.computes, self.k_publish, at["k_publish"])
         publishes = self._recent(self.publishes, self.k_publish, at["k_publish"])
+        latencies = self._recent(self.latencies, self.k_latency, at["k_latency"])
         jitter = np.abs(periods - self.period) if periods.size else np.zeros(1)
 
         def pct(x, p):
@@ -61,7 +69,10 @@ class LoopStats:
                    period_jitter_p99_us=pct(jitter, 99), period_jitter_max_us=1e6 * float(np.max(jitter)),
                    compute_time_p50_us=pct(computes, 50), compute_time_p99_us=pct(computes, 99),
                    publish_time_p50_us=pct(publishes, 50), publish_time_p99_us=pct(publishes, 99),
+                   latency_p50_us=pct(latencies, 50), latency_p99_us=pct(latencies, 99),
+                   latency_max_us=pct(latencies, 100),
                    late_cycles_last_period=self.late_cycles - at["late"])
-        self._at = dict(k_period=self.k_period, k_publish=self.k_publish, late=self.late_cycles,
+        self._at = dict(k_period=self.k_period, k_publish=self.k_publish, k_latency=self.k_latency,
+                        late=self.late_cycles,
                         published=self.published, wall=wall)
         return out

@@ -1,0 +1,68 @@
+"""``/diagnostics`` of ``rne_controller``: one DiagnosticStatus per second with the loop's timing (rates,
+jitter, compute, publish and state-to-command latency percentiles over the last period), the state's
+freshness, saturation, rejected messages and kernels compiled after the warm-up."""
+from __future__ import annotations
+
+import math
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+
+from ..control.watchdog import FRESH, NO_STATE, STALE
+
+TIMING_KEYS = ("rate_achieved_hz", "commands_per_s", "period_jitter_p99_us", "period_jitter_max_us",
+               "compute_time_p50_us", "compute_time_p99_us", "publish_time_p50_us", "publish_time_p99_us",
+               "latency_p50_us", "latency_p99_us", "latency_max_us")
+
+
+def message(node) -> DiagnosticArray:
+    """The diagnostics of the ControllerNode ``node`` since the previous call (which resets the window)."""
+    w = node.stats.window()
+    late_now = w["late_cycles_last_period"]
+    now = node._now()
+    wd = node.watchdog
+    st = {NO_STATE: "waiting for /joint_states", FRESH: "fresh", STALE: "stale"}[wd.status]
+    sat = [j for j, f in zip(node.joints, node._sat_mask) if f]
+    node._sat_mask[:] = False
+    rej = sum(node._rejected.values())
+    late_jit = node.jit_monitor.new_signatures()
+    for name in set(late_jit) | set(node.jit_monitor.compiles):
+        if name not in node._jit_reported:
+            node._jit_reported.add(name)
+            node.get_logger().warning("%s was compiled after the warm-up, on the cycle path" % name)
+    missing = node.stale_joints(node._now_ns()) if wd.status != FRESH else []
+    if wd.status != FRESH:
+        level, text = DiagnosticStatus.ERROR if wd.status == STALE else DiagnosticStatus.WARN, \
+            "joint state %s: %s" % (st, ", ".join(missing))
+    elif late_now or sat or late_jit:
+        level, text = DiagnosticStatus.WARN, ("%d late cycles" % late_now if late_now else
+                                              "saturated: " + ", ".join(sat) if sat else
+                                              "compiled on the cycle path: " + ", ".join(sorted(late_jit)))
+    else:
+        level, text = DiagnosticStatus.OK, "running"
+
+    def kv(k, v):
+        return KeyValue(key=k, value=str(v))
+
+    age = wd.age(now) if wd.last != -math.inf else float("nan")
+    values = [
+        kv("mode", node.settings.mode), kv("base", node.settings.base), kv("trigger", node.trigger),
+        kv("rate_nominal_hz", "%.1f" % node.rate),
+    ] + [kv(k, "%.1f" % w[k]) for k in TIMING_KEYS] + [
+        kv("late_cycles", node.stats.late_cycles), kv("late_cycles_last_period", late_now),
+        kv("state", st), kv("state_age_ms", "%.2f" % (1e3 * age)),
+        kv("stale_joints", ",".join(missing)), kv("ignored_joint_states", node._ignored_states),
+        kv("stale_events", wd.stale_events),
+        kv("saturated_joints", ",".join(sat)), kv("saturated_cycles", node.limiter.saturated_cycles),
+        kv("rejected_messages", rej),
+    ] + [kv("rejected_" + k, v) for k, v in node._rejected.items()] + [
+        kv("trajectory_running", node.traj.running),
+        kv("velocity_estimated", node.mapper.estimating_velocity),
+        kv("ramp_active", node.output_ramp.active or node.feedback_ramp.active),
+        kv("jit_signatures_after_ready", sum(late_jit.values())),
+        kv("jit_compiles_after_ready", len(node.jit_monitor.compiles)),
+    ]
+    arr = DiagnosticArray()
+    arr.header.stamp = node.get_clock().now().to_msg()
+    arr.status = [DiagnosticStatus(level=level, name="%s: control loop" % node.get_fully_qualified_name(),
+                                   message=text, hardware_id=str(node.model.name), values=values)]
+    return arr
