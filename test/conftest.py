@@ -54,6 +54,8 @@ def compiled_kernels():
         rc.base_twist_from_momentum(m, x, q)
         rc.floating_forward_dynamics(m, x, q, q, np.zeros(6))
     _kernels.warm_up()
+    from rne_control.compile import compile_all   # and what rne_compile compiles: the other kinds' paths
+    compile_all()
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from .crba import crba
 from .direct import DIMS, NOT_DIRECT, TUPLE_SIZE, _words, is_array, item, matrix, vector
 from .gravity import gravity
 from .loop_arrays import (H_LAST, V_BIAS, V_COL, V_DQ, V_E, V_G, V_H, V_LAST, V_QD, V_QDD, V_RHS, V_START, V_TAUTR,
-                          V_UNIT, inline, offsets, sizes)
+                          V_UNIT, jit, offsets, sizes)
 from .loop_bias import constraint_bias
 from .loop_closure import closure
 from .loop_solve import (NOCLOSE, SINGULAR_LOOP, expand, factor_passive, newton, passive_jacobian, project,
@@ -38,7 +38,7 @@ CONT_STEP = 0.25                     # rad or m: the largest step of a continuat
 LOOSE = 1e-6                         # loop_jacobian: residual above which q is not a closed configuration
 
 
-@inline
+@jit
 def vec_status(x, size, field):
     if x.shape[0] != size:
         return status(LENGTH, field, x.shape[0])
@@ -48,7 +48,7 @@ def vec_status(x, size, field):
     return 0
 
 
-@inline
+@jit
 def close_loops(tree, LK, qa, q_guess, q):
     """q (n,) = the closed configuration with active joints qa that continues q_guess; then G_p.
 
@@ -107,7 +107,7 @@ def close_loops(tree, LK, qa, q_guess, q):
     return closed(LK, q)
 
 
-@inline
+@jit
 def closed(LK, q):
     """G_p at the closed configuration q, and remember q (see close_loops). Returns 0."""
     passive_jacobian(LK)
@@ -118,7 +118,7 @@ def closed(LK, q):
     return 0
 
 
-@inline
+@jit
 def tree_motion(tree, LK, qda, qdda, accel, qd, qdd):
     """qd = G qd_a and qdd = G qdd_a + Gdot qd_a (qdd_a = 0 unless ``accel``), at the solved configuration."""
     B, M, N, p, m, n, nb = sizes(LK)
@@ -139,7 +139,7 @@ def tree_motion(tree, LK, qda, qdda, accel, qd, qdd):
         qdd[int(passive[j])] += y[j]
 
 
-@inline
+@jit
 def torques(K, LK, qa, qda, qdda, q_guess, flags, tau_a, q):
     """Gamma_c (mode: inverse dynamics, GRAVITY_ONLY or VELOCITY_ONLY) into tau_a; q = the closed q."""
     tree, dyn, ws, _ = split(K)
@@ -172,7 +172,7 @@ def torques(K, LK, qa, qda, qdda, q_guess, flags, tau_a, q):
     return 0
 
 
-@inline
+@jit
 def mass(K, LK, qa, q_guess, A, q):
     """A_c = G^T A G (N x N) into A at the closed configuration (q out)."""
     tree, dyn, ws, _ = split(K)
@@ -201,7 +201,7 @@ def mass(K, LK, qa, q_guess, A, q):
     return 0
 
 
-@inline
+@jit
 def forward(K, LK, qa, qda, tau, q_guess, flags, qdda, q):
     """qdd_a = A_c^-1 (tau - H_c - G^T g - G^T friction) (eq. 58), by a Cholesky factorisation of A_c."""
     B, M, N, p, m, n, nb = sizes(LK)
@@ -246,7 +246,7 @@ def forward(K, LK, qa, qda, tau, q_guess, flags, qdda, q):
     return 0
 
 
-@inline
+@jit
 def guess(q_guess, q, s):
     """The initial guess of sample s: its own, or (one guess for all) the previous sample's solution."""
     if q_guess.shape[0] > 1:
@@ -269,7 +269,7 @@ def solve_many(K, LK, qa, q_guess, q):
     return 0, 0
 
 
-@inline
+@jit
 def jacobian(tree, LK, q, G):
     """G (n x N) at the closed configuration q (eq. 56)."""
     B, M, N, p, m, n, nb = sizes(LK)

@@ -9,7 +9,7 @@ QR factors of Phi's passive columns (m rows; Householder scalars and R's diagona
 rows), G_p (p rows, N columns), an n x n matrix, an N x N matrix, and a copy of the model's ``dyn``
 rows (nb + 2).
 """
-from .spatial import inline
+from .spatial import jit
 
 # vector rows, relative to the first one
 # scratch use: closure V_TMP, V_X; constraint_bias V_TMP, V_X, V_Y; newton V_E, V_RHS, V_DQ; the
@@ -24,14 +24,14 @@ B_R, B_P, B_W, B_V, B_DW, B_A, B_X = 0, 9, 12, 15, 18, 21, 24
 C_TYPE, C_BI, C_BJ, C_RI, C_PI, C_RJ, C_PJ, C_ROW = 0, 1, 2, 3, 12, 15, 24, 27
 
 
-@inline
+@jit
 def sizes(LK):
     """(B, M, N, p, m, n, nb)."""
     h = LK[0]
     return int(h[0]), int(h[1]), int(h[2]), int(h[3]), int(h[4]), int(h[5]), int(h[6])
 
 
-@inline
+@jit
 def offsets(LK):
     """First rows of: cut joints, mimic, active indices, bodies, Phi, vectors, QR, G_p, n x n matrix,
     N x N matrix, dyn copy."""
@@ -48,7 +48,7 @@ def offsets(LK):
     return o_cut, o_mim, o_act, o_body, o_phi, o_vec, o_qr, o_g, o_mat, o_ac, o_dyn
 
 
-@inline
+@jit
 def cross(a, b, out):
     """out = a x b (3-vectors; out must not alias a or b)."""
     out[0] = a[1] * b[2] - a[2] * b[1]
@@ -56,7 +56,7 @@ def cross(a, b, out):
     out[2] = a[0] * b[1] - a[1] * b[0]
 
 
-@inline
+@jit
 def add_cross(a, b, s, out):
     """out += s (a x b)."""
     out[0] += s * (a[1] * b[2] - a[2] * b[1])
@@ -64,14 +64,14 @@ def add_cross(a, b, s, out):
     out[2] += s * (a[0] * b[1] - a[1] * b[0])
 
 
-@inline
+@jit
 def rot_t(R, x, out):
     """out = R^T x for a row-major 3x3 R."""
     for i in range(3):
         out[i] = R[i] * x[0] + R[3 + i] * x[1] + R[6 + i] * x[2]
 
 
-@inline
+@jit
 def frame_pose(bk, Rf, pf, R, p):
     """Pose (R, p) in the base frame of a frame fixed on a body whose body row is ``bk`` (None-like empty
     row = the base), given the frame's pose (Rf, pf) in body coordinates."""

@@ -22,7 +22,7 @@ Call :func:`rne_control.dynamics.loop_closure.closure` at the same q first (it l
 from .loop_arrays import (B_A, B_DW, B_P, B_R, B_V, B_W, B_X, C_BI, C_BJ, C_ROW, C_TYPE, V_TMP, V_X, V_Y,
                           add_cross, offsets, rot_t, sizes)
 from .loop_closure import cut_frames, n_rows, pick
-from .spatial import REVOLUTE, body, inline, jit
+from .spatial import REVOLUTE, body, jit
 
 
 @jit
@@ -64,7 +64,7 @@ def body_motion(tree, qd, bodies):
                 add_cross(bodies[par][B_W:B_W + 3], z, 2.0, a)
 
 
-@inline
+@jit
 def point_motion(bodies, b, P, out):
     """w, v_P, dw, a_P (out[0:12]) of the point P (base frame) fixed on body b (b < 0: the base)."""
     for i in range(12):

@@ -21,7 +21,7 @@ the path to link i to (w_i, v_k); joints common to both paths cancel. A mimic co
 e = q_f - multiplier q_leader - offset, with Jacobian row e_f - multiplier e_leader.
 """
 from .loop_arrays import (B_P, B_R, B_X, C_BI, C_BJ, C_PI, C_PJ, C_RI, C_RJ, C_ROW, C_TYPE, V_E, V_TMP, V_X,
-                          add_cross, cross, frame_pose, inline, offsets, rot_t, sizes)
+                          add_cross, cross, frame_pose, offsets, rot_t, sizes)
 from .spatial import REVOLUTE, body, jit, joint_xform
 
 REV_ROWS = (0, 1, 2, 3, 4)   # indices into [D, u, x] of each cut type's residual rows
@@ -29,7 +29,7 @@ PRI_ROWS = (0, 1, 3, 4, 7)
 SPH_ROWS = (0, 1, 2)
 
 
-@inline
+@jit
 def pick(ctype, r):
     """Index into the 9-vector [D, u, x] of residual row r of a cut joint of type ctype."""
     if ctype == 0:
@@ -39,7 +39,7 @@ def pick(ctype, r):
     return SPH_ROWS[r]
 
 
-@inline
+@jit
 def n_rows(ctype):
     return 3 if ctype == 2 else 5
 
@@ -69,7 +69,7 @@ def body_poses(tree, q, bodies):
                                 + pr[B_R + 3 * i + 2] * X[11])
 
 
-@inline
+@jit
 def cut_frames(LK, c, o_cut, bodies, F):
     """Poses of R_k and R_(k+B) of cut joint c into F: R_k 0:9, p_k 9:12, R_B 12:21, p_B 21:24."""
     cr = LK[o_cut + c]
@@ -78,7 +78,7 @@ def cut_frames(LK, c, o_cut, bodies, F):
     frame_pose(bodies[bj] if bj >= 0 else cr[0:0], cr[C_RJ:C_RJ + 9], cr[C_PJ:C_PJ + 3], F[12:21], F[21:24])
 
 
-@inline
+@jit
 def residual9(F, out):
     """[D, u, x] of eq. (3) from the frame poses F (see cut_frames) into out[0:9]; F[24:27] scratch."""
     d = F[24:27]

@@ -16,7 +16,7 @@ so the tree's qdd is G qdd_a + Gdot qd_a, with G = [1; G_p] (active rows are the
 """
 import math
 
-from .loop_arrays import V_BETA, V_DQ, V_E, V_Q, V_RDIAG, V_RHS, inline, offsets, sizes
+from .loop_arrays import V_BETA, V_DQ, V_E, V_Q, V_RDIAG, V_RHS, jit, offsets, sizes
 from .loop_closure import closure
 from .spatial import jit, status
 
@@ -27,7 +27,7 @@ MAX_STEP = 0.5                  # rad or m per Newton step, so a poor guess does
 RANK_TOL = 1e-10
 
 
-@inline
+@jit
 def worst_loop(LK, e):
     """Index of the loop (cut joints, then mimic couplings) with the largest residual."""
     B, M, N, p, m, n, nb = sizes(LK)
@@ -106,7 +106,7 @@ def solve_passive(LK, x, y):
         y[j] = s / rdiag[j]
 
 
-@inline
+@jit
 def sq_norm(e, m):
     s = 0.0
     for r in range(m):
@@ -182,7 +182,7 @@ def passive_jacobian(LK):
             Gp[j, a] = y[j]
 
 
-@inline
+@jit
 def expand(LK, xa, x):
     """x (n,) = G xa: active joints from xa (N,), passive ones G_p xa."""
     B, M, N, p, m, n, nb = sizes(LK)
@@ -197,7 +197,7 @@ def expand(LK, xa, x):
         x[int(passive[j])] = s
 
 
-@inline
+@jit
 def project(LK, tau, tau_a):
     """tau_a (N,) = G^T tau (eq. 55), i.e. Gamma_a + G_p^T Gamma_p (eq. 57)."""
     B, M, N, p, m, n, nb = sizes(LK)

@@ -355,6 +355,7 @@ class ControllerNode(Node):
         self._cycles = 0
         self._sat_mask = np.zeros(nc, dtype=bool)
         self._state_count = 0
+        self._state_rejected_at = -1
 
         # --- activity state
         self._active = False
@@ -647,7 +648,9 @@ class ControllerNode(Node):
         try:
             sel = self.law.compute(self.mapper.q, self.mapper.qd, self._q_d, self._qd_d, self._qdd_d, s)
         except StateError as e:  # e.g. a loop that does not close at the measured state: hold the last good one
-            self._reject("joint_states", "/joint_states", e)
+            if self._state_count != self._state_rejected_at:   # count each received state once
+                self._state_rejected_at = self._state_count
+                self._reject("joint_states", "/joint_states", e)
             self._hold(entry_ns, now_ns, reset=False)
             return
         except ValueError as e:  # a non-finite reference must never stop the loop nor reach the output

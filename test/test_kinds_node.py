@@ -1,0 +1,118 @@
+"""rne_controller + rne_sim in lockstep on the other kinds of model: the node runs them through the
+same Plant interface as a tree (console scripts with the shipped --params-file configs).
+
+Each tracking test runs one min-jerk motion twice: computed torque on the model's own dynamics, then
+gravity compensation + PD with gains matched to the mass matrix at the start (the PUMA test's yardstick).
+"""
+import numpy as np
+
+import rne_control as rc
+import ros_util
+from test_closed_loop import Loop, _cfg, min_jerk_traj, tracking_error
+
+REPO = ros_util.REPO
+PAL_CFG = ros_util.config("palletizer_controller.yaml")
+
+
+def run_motion(ros_procs, ros_node, cfg, amp, T, ctl):
+    joints = _cfg(cfg, "rne_controller")["joints"]
+    q0 = np.array(_cfg(cfg)["initial_positions"])
+    loop = Loop(ros_procs, ros_node, cfg, ctl=ctl, n=len(joints))
+    loop.wait_running()
+    f = min_jerk_traj(q0, amp, T)
+    t_start = loop.send_trajectory(joints, f, T)
+    loop.wait_sim_time(t_start + T + 0.6, wall_timeout=120.0)
+    rms, emax = tracking_error(loop, f, t_start, T)
+    msgs, _ = loop.states.snapshot()
+    for p in (loop.ctl, loop.sim):
+        assert p.stop() == 0, f"{p.name} did not exit cleanly on SIGINT:\n{p.log()[-3000:]}"
+    return rms, emax, msgs[-1], loop
+
+
+def compare_ct_with_gravity_pd(ros_procs, ros_node, cfg, amp, T, mass_diag, kp=100.0, kd=20.0):
+    rms_ct, max_ct, last, loop = run_motion(ros_procs, ros_node, cfg, amp, T,
+                                            {"mode": "computed_torque", "kp": [kp] * len(amp), "kd": [kd] * len(amp)})
+    print(f"{cfg}: computed torque rms {rms_ct} max {max_ct}")
+    for c in (loop.states, loop.cmds, loop.clock):
+        c.clear()
+    rms_g, max_g, _, _ = run_motion(ros_procs, ros_node, cfg, amp, T,
+                                    {"mode": "gravity", "hold_kp": (mass_diag * kp).tolist(),
+                                     "hold_kd": (mass_diag * kd).tolist()})
+    print(f"{cfg}: gravity + PD rms {rms_g} max {max_g}")
+    total_ct, total_g = np.sqrt(np.mean(rms_ct**2)), np.sqrt(np.mean(rms_g**2))
+    print(f"{cfg}: gravity+PD / computed torque = {total_g / total_ct:.1f}")
+    return rms_ct, total_ct, total_g, last
+
+
+# ----------------------------------------------------------------------------- closed loop (issue 7)
+def test_palletizer_computed_torque_tracks_and_gravity_pd_is_worse(ros_procs, ros_node):
+    model = rc.load_model(str(REPO / "config" / "palletizer.yaml"))
+    q0 = np.array(_cfg(PAL_CFG)["initial_positions"])
+    amp = np.array([0.6, 0.25, -0.3])
+    mdiag = np.diag(rc.closed_loop_mass_matrix(model, q0))
+    rms_ct, total_ct, total_g, last = compare_ct_with_gravity_pd(ros_procs, ros_node, PAL_CFG, amp, 2.0, mdiag)
+    assert np.all(rms_ct < 1e-3), rms_ct
+    assert total_g >= 5.0 * total_ct, (total_g, total_ct)
+    # rne_sim publishes the active and the passive joints, on the closed loop
+    assert list(last.name) == ["joint1", "joint2", "joint3", "elbow", "rod"]
+    q = np.array(last.position)
+    q_tree = np.zeros(model.n)
+    q_tree[[model.joint_names.index(j) for j in last.name]] = q
+    np.testing.assert_allclose(rc.solve_loops(model, q[:3], q_tree), q_tree, atol=1e-9)
+
+
+def test_palletizer_off_loop_passive_joint_rejected_and_counted(ros_procs, ros_node):
+    """Real time, the in-test node as the driver: a passive joint off the loop by more than
+    loop_tolerance is rejected and counted, the node holds; without passive joints the state is
+    complete (they are solved for); a consistent one is accepted."""
+    import time
+
+    from diagnostic_msgs.msg import DiagnosticArray
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    model = rc.load_model(str(REPO / "config" / "palletizer.yaml"))
+    ctl = ros_procs.start("rne_controller", params_file=PAL_CFG,
+                          params={"mode": "gravity", "state_timeout": 5.0, "gc_freeze": False})
+    pub = ros_node.publisher(JointState, "/joint_states", 100)
+    cmds = ros_node.collect(Float64MultiArray, "/effort_controller/commands", qos=1000)
+    diags = ros_node.collect(DiagnosticArray, "/diagnostics", qos=10)
+
+    def diag():
+        m = diags.last()
+        return {kv.key: kv.value for kv in m.status[0].values} if m else {}
+
+    def state(names, q):
+        m = JointState()
+        m.name, m.position, m.velocity = list(names), [float(x) for x in q], [0.0] * len(q)
+        return m
+
+    qa = np.array([0.1, 0.2, -0.25])
+    q_tree = rc.solve_loops(model, qa)
+    order = [model.joint_names.index(j) for j in ("joint1", "joint2", "joint3", "elbow", "rod")]
+    closed = q_tree[order]
+    assert ros_node.wait_for_subscribers(pub, 1, 40.0)
+    deadline = time.monotonic() + 60
+    while not len(cmds) and time.monotonic() < deadline:      # active joints only: complete
+        pub.publish(state(["joint1", "joint2", "joint3"], qa))
+        ros_node.wait_for(lambda: len(cmds) > 0, 0.2, procs=[ctl])
+    assert len(cmds), ctl.log()
+    g = rc.closed_loop_gravity_torques(model, qa)
+    ros_node.wait_for(lambda: np.allclose(cmds.last().data, g, atol=1e-9), 2.0)
+    np.testing.assert_allclose(cmds.last().data, g, atol=1e-9)
+    pub.publish(state(["joint1", "joint2", "joint3", "elbow", "rod"], closed))   # consistent: accepted
+    time.sleep(0.3)
+    assert int(diag().get("rejected_joint_states", 0)) == 0, diag()
+    bad = closed.copy()
+    bad[3] += 0.05                                                # elbow 0.05 rad off (> 0.01)
+    qa2 = qa + np.array([0.0, 0.05, 0.0])
+    bad[:3] = qa2
+    for _ in range(4):
+        pub.publish(state(["joint1", "joint2", "joint3", "elbow", "rod"], bad))
+        time.sleep(0.05)
+    assert ros_node.wait_for(lambda: int(diag().get("rejected_joint_states", 0)) >= 4, 5.0), diag()
+    time.sleep(1.2)
+    assert int(diag()["rejected_joint_states"]) == 4, diag()      # once per state, not per cycle
+    assert "rejected /joint_states" in ctl.log()
+    np.testing.assert_allclose(cmds.last().data, g, atol=1e-9)  # held: the last accepted state's gravity
+    assert ctl.alive() and ctl.stop() == 0
