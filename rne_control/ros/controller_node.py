@@ -587,11 +587,13 @@ class ControllerNode(Node):
         entry = time.perf_counter_ns()
         self.stats.timer_entry(entry)
         now_ns = self._now_ns()
+        # take the joint states still queued: the executor hands the timer and the subscription one
+        # callback each in turn, so a backlog built up once (at start-up, a hiccup) would otherwise
+        # stay, and every cycle would compute from a state that old (100 ms of a 1 kHz driver)
+        self._drain_joint_states()
         if self._sim_time:
-            # lockstep simulation: take the queued joint states, and wait for the state of this step
-            # (published before /clock), so that the run is deterministic. In real time the executor
-            # delivers joint states between cycles, and the cycle uses the latest.
-            self._drain_joint_states()
+            # lockstep simulation: wait for the state of this step (published before /clock), so that
+            # the run is deterministic
             if self._active and self.watchdog.status == FRESH and 0 < self._state_stamp_ns < now_ns:
                 deadline = time.perf_counter() + SIM_STATE_WAIT
                 while self._state_stamp_ns < now_ns and time.perf_counter() < deadline:

@@ -7,7 +7,9 @@ through a demo trajectory twice and compares the two control laws:
   (hold_kp = diag M(q0) kp, hold_kd = diag M(q0) kd), then ``computed_torque``;
 * ``--robot ffsr`` (free-flying space robot): computed torque with ``base: fixed`` (ignoring that
   the satellite floats), then ``base: free_floating``; the base drift is reported;
-* ``--robot arm7``: like the PUMA, on the 7-DOF arm.
+* ``--robot arm7``: like the PUMA, on the 7-DOF arm;
+* ``--robot palletizer``: like the PUMA, on the palletiser whose elbow is driven through a
+  parallelogram (a closed loop: the controller works in the three motor coordinates).
 
 It prints progress, a table of RMS and max tracking error per joint, the controller's loop
 statistics (from /diagnostics), and writes a PNG plot of desired vs actual (``rne_demo.png`` in the
@@ -33,6 +35,7 @@ ROBOTS = {
                     amp=[0.6, -0.5, 0.5, 0.8, 0.6, 1.0], T=4.0),
     "arm7": dict(config="config/arm7_controller.yaml",
                  amp=[0.6, 0.5, -0.5, 0.6, 0.8, 0.5, 1.0], T=4.0),
+    "palletizer": dict(config="config/palletizer_controller.yaml", amp=[0.8, 0.3, -0.35], T=4.0),
     "ffsr": dict(config="config/ffsr_controller.yaml",
                  amp=[0.3, -0.3, 0.3, 0.4, 0.4, 0.4], T=6.0),
 }
@@ -315,6 +318,19 @@ def _plot(results, joints, path, title):
     plt.close(fig)
 
 
+def _mass_diag(model, joints, q_sim):
+    """Diagonal of the mass matrix in the controlled coordinates at the simulator's start state
+    (``initial_positions``, in its joint order), for any kind of model."""
+    from rne_control.control import make_plant
+
+    plant = make_plant(model, joints)
+    names, q, _ = plant.sim_joint_states(q_sim, np.zeros_like(q_sim))
+    at = dict(zip(names, q))
+    q_state = np.array([at.get(j, math.nan) for j in plant.state_names])
+    plant.set_state(q_state, np.zeros_like(q_state))
+    return np.diag(plant.mass_matrix())
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="rne_demo", description=__doc__.split("\n\n")[0])
     ap.add_argument("--robot", choices=sorted(ROBOTS), default="puma560")
@@ -340,7 +356,7 @@ def main(argv=None):
 
     model = rc.load_model(str(_find(ctl_cfg["model_file"])))
     q0 = np.asarray(sim_cfg.get("initial_positions", [0.0] * n), float)
-    mdiag = np.diag(rc.mass_matrix(model, q0)) if not floating else None
+    mdiag = _mass_diag(model, joints, q0) if not floating else None
 
     if floating:
         # free-floating first: the fixed-base model drives this robot into saturation and leaves it

@@ -253,9 +253,10 @@ class SimNode(Node):
             self.odom_msg.header.frame_id = p["odom_frame"]
             self.odom_msg.child_frame_id = self.base_frame
         if p["command_type"] == "joint_state":
-            self.create_subscription(JointState, p["command_topic"], self._on_joint_state_command, 10)
+            # depth 1: a driver applies the newest command; a queue would only delay it
+            self.create_subscription(JointState, p["command_topic"], self._on_joint_state_command, 1)
         else:
-            self.create_subscription(Float64MultiArray, p["command_topic"], self._on_array_command, 10)
+            self.create_subscription(Float64MultiArray, p["command_topic"], self._on_array_command, 1)
 
         self.steady = Clock(clock_type=ClockType.STEADY_TIME)
         if p["lockstep"]:
