@@ -75,6 +75,7 @@ class Loop:
 
     def __init__(self, procs, node, config, ctl=None, sim=None, lockstep=True, n=6):
         self.procs, self.node, self.n = procs, node, n
+        self.names = None   # the controlled joints, when they are not the first n of /joint_states
         self.lockstep = lockstep
         sim_params = {"lockstep": lockstep}
         sim_params.update(sim or {})
@@ -124,7 +125,11 @@ class Loop:
             t = ros_util.stamp_to_sec(m.header.stamp)
             if t0 <= t <= t1:
                 ts.append(t)
-                qs.append(m.position[: self.n])
+                if self.names:   # by name (an elastic robot's joint states interleave its joints)
+                    pos = dict(zip(m.name, m.position))
+                    qs.append([pos[j] for j in self.names])
+                else:
+                    qs.append(m.position[: self.n])
         return np.array(ts), np.array(qs)
 
     def lockstep_timeouts(self):

@@ -18,6 +18,7 @@ def run_motion(ros_procs, ros_node, cfg, amp, T, ctl):
     joints = _cfg(cfg, "rne_controller")["joints"]
     q0 = np.array(_cfg(cfg)["initial_positions"])
     loop = Loop(ros_procs, ros_node, cfg, ctl=ctl, n=len(joints))
+    loop.names = joints
     loop.wait_running()
     f = min_jerk_traj(q0, amp, T)
     t_start = loop.send_trajectory(joints, f, T)
@@ -116,3 +117,56 @@ def test_palletizer_off_loop_passive_joint_rejected_and_counted(ros_procs, ros_n
     assert "rejected /joint_states" in ctl.log()
     np.testing.assert_allclose(cmds.last().data, g, atol=1e-9)  # held: the last accepted state's gravity
     assert ctl.alive() and ctl.stop() == 0
+
+
+# ----------------------------------------------------------------------------- elastic joints (issue 9)
+SEA_CFG = ros_util.config("arm7_sea_controller.yaml")
+
+
+def test_elastic_arm_computed_torque_beats_the_rigid_model(ros_procs, ros_node):
+    """arm7_sea in lockstep: computed torque on the elastic model (rigid and elastic joints measured)
+    against computed torque on the rigid model (ignore_elasticity: springs assumed at rest)."""
+    amp = np.array([0.3, 0.25, -0.3, 0.3, 0.4, -0.3, 0.4])
+    T = 2.0
+    rms_el, _, last, loop = run_motion(ros_procs, ros_node, SEA_CFG, amp, T, {"mode": "computed_torque"})
+    for c in (loop.states, loop.cmds, loop.clock):
+        c.clear()
+    rms_rig, _, _, _ = run_motion(ros_procs, ros_node, SEA_CFG, amp, T,
+                                  {"mode": "computed_torque", "ignore_elasticity": True})
+    el, rig = np.sqrt(np.mean(rms_el**2)), np.sqrt(np.mean(rms_rig**2))
+    print(f"arm7_sea: elastic model rms {rms_el}\n          rigid model rms {rms_rig}\n          ratio {rig / el:.1f}")
+    assert rig >= 5.0 * el, (rig, el)
+    # rne_sim publishes the rigid and the elastic joints
+    model = rc.load_model(str(REPO / "config" / "arm7_sea.yaml"))
+    assert sorted(last.name) == sorted(model.joint_names)
+
+
+def test_elastic_joints_missing_from_joint_states_are_not_controlled_with(ros_procs, ros_node):
+    import time
+
+    from diagnostic_msgs.msg import DiagnosticArray
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    model = rc.load_model(str(REPO / "config" / "arm7_sea.yaml"))
+    ctl = ros_procs.start("rne_controller", params_file=SEA_CFG, params={"gc_freeze": False, "trigger": "timer"})
+    pub = ros_node.publisher(JointState, "/joint_states", 100)
+    cmds = ros_node.collect(Float64MultiArray, "/effort_controller/commands", qos=1000)
+    diags = ros_node.collect(DiagnosticArray, "/diagnostics", qos=10)
+    rigid = list(model.rigid_joint_names)
+    m = JointState()
+    m.name, m.position, m.velocity = rigid, [0.1] * 7, [0.0] * 7
+    assert ros_node.wait_for_subscribers(pub, 1, 40.0)
+    deadline = time.monotonic() + 8.0
+    while time.monotonic() < deadline:
+        pub.publish(m)
+        time.sleep(0.01)
+    assert len(cmds) == 0, "commanded from a state without the elastic joints"
+    d = {kv.key: kv.value for kv in diags.last().status[0].values}
+    assert d["state"] == "waiting for /joint_states"
+    assert set(d["stale_joints"].split(",")) == set(model.elastic_joint_names), d["stale_joints"]
+    assert "joint state incomplete: no arm7_joint1_deflection" in ctl.log()
+    m.name = list(model.joint_names)                      # complete: control starts
+    m.position, m.velocity = [0.0] * 14, [0.0] * 14
+    assert ros_node.wait_for(lambda: (pub.publish(m), len(cmds) > 0)[1], 10.0, procs=[ctl])
+    assert ctl.stop() == 0

@@ -179,6 +179,22 @@ class Plant:
         by_name = dict(zip(self.state_names, q))
         return np.array([by_name.get(j, 0.0) for j in self.sim_names], float), np.zeros(len(self.sim_names))
 
+    def sim_initial_positions(self, q) -> np.ndarray:
+        """Initial positions in ``sim_names`` order from ``q``: every simulated joint, or only the controlled
+        joints (``joint_names`` order), the others then completed by :meth:`complete_sim_positions`."""
+        q = np.asarray(q, float)
+        ns = len(self.sim_names)
+        if q.shape == (ns,):
+            return q
+        if q.shape == (self.n,):
+            return self.complete_sim_positions(q)
+        raise ValueError("initial positions need %d values (%s) or %d (%s), got %d"
+                         % (ns, list(self.sim_names), self.n, list(self.joint_names), q.size))
+
+    def complete_sim_positions(self, q_ctrl: np.ndarray) -> np.ndarray:
+        """``sim_names`` positions from the controlled joints' (where the simulated coordinates are more)."""
+        raise ValueError("initial positions need every simulated joint: %s" % list(self.sim_names))
+
     def sim_acceleration(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """Accelerations in ``sim_names`` order at (q, qd) (``sim_names`` order) under the actuator
         torques ``tau`` (``joint_names`` order), friction, springs and dampers included."""

@@ -179,7 +179,7 @@ from ..control.watchdog import FRESH, NO_STATE, STALE, Watchdog
 from ..compile import CompileMonitor
 from .conversions import (JointStateError, JointStateMapper, accel_fields, bind_float_field,
                           controller_state_message, odometry_fields, trajectory_fields)
-from . import controller_diagnostics, follow_joint_trajectory
+from . import controller_diagnostics, follow_joint_trajectory, model_params
 from .controller_settings import (COMMAND_TYPES, RUNTIME_NAMES, RUNTIME_SPECS, STATIC_SPECS, TRIGGERS,
                                   ConfigError, Settings)
 from .params import Spec, T, TypedParameters
@@ -202,6 +202,7 @@ class ControllerNode(Node):
         self.params = TypedParameters(self)
         self.params.declare(STATIC_SPECS)
         self.params.declare(RUNTIME_SPECS)
+        self.params.declare(model_params.SPECS)
         self._rejected = {"joint_states": 0, "joint_trajectory": 0, "base_odometry": 0, "base_accel": 0,
                           "robot_description": 0, "parameters": 0}
         self._desc_sub = None
@@ -227,12 +228,12 @@ class ControllerNode(Node):
 
     # ------------------------------------------------------------------ model
     def _load(self, source: str, what: str):
-        import rne_control as rc
         kw = {}
         if self._floating_base is not None:
             kw["floating_base"] = bool(self._floating_base)
         try:
-            return rc.load_model(source, **kw)
+            return model_params.load(source, model_params.elastic_overrides(self),
+                                     bool(self.params.get("ignore_elasticity")), **kw)
         except (ValueError, OSError) as e:
             raise ConfigError("cannot load the model from %s: %s" % (what if len(what) < 200 else "URDF string", e)) \
                 from None
@@ -619,6 +620,10 @@ class ControllerNode(Node):
         wd = self.watchdog
         status = wd.check(now)
         if status == NO_STATE:
+            if self._state_count:   # some joints came, not all the required ones
+                self.get_logger().warning("joint state incomplete: no %s received yet (required: %s)"
+                                          % (", ".join(self.stale_joints(now_ns)), ", ".join(self.mapper.required)),
+                                          throttle_duration_sec=5.0)
             return
         cmd = self._cmd
         if status == STALE:

@@ -47,10 +47,10 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
-import rne_control as rc
 
 from ..control.plants import make_plant
 from ..control.simulation import Simulation
+from . import model_params
 from .paths import resolve_model_file
 from .runner import run
 
@@ -86,12 +86,13 @@ def _ns_to_time(ns: int) -> TimeMsg:
 class SimNode(Node):
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
+        self._elastic = None   # elastic.<joint>.* parameters (URDF models), read at the first load
         T = Parameter.Type
         p = {}
         p["model_file"] = _declare(self, "model_file", T.STRING, "", "URDF or DH YAML path (absolute or relative to the share folder)")
         p["robot_description"] = _declare(self, "robot_description", T.STRING, "", "URDF XML string")
         p["joints"] = _declare(self, "joints", T.STRING_ARRAY, None, "commanded joints and command order; unset: all movable joints")
-        p["initial_positions"] = _declare(self, "initial_positions", T.DOUBLE_ARRAY, None, "in 'joints' order; unset: zeros")
+        p["initial_positions"] = _declare(self, "initial_positions", T.DOUBLE_ARRAY, None, "the controlled joints (joints order; an elastic robot's springs start deflected by gravity) or every simulated joint (its published order); unset: the reference state")
         p["initial_velocities"] = _declare(self, "initial_velocities", T.DOUBLE_ARRAY, None, "in 'joints' order; unset: zeros")
         p["initial_base_position"] = _declare(self, "initial_base_position", T.DOUBLE_ARRAY, None, "floating base: [x, y, z]")
         p["initial_base_orientation"] = _declare(self, "initial_base_orientation", T.DOUBLE_ARRAY, None, "floating base: quaternion [x, y, z, w]")
@@ -158,9 +159,10 @@ class SimNode(Node):
             self.get_logger().error(f"cannot use /robot_description: {e}")
 
     def _load(self, xml, joints=None, locked=None):
-        if xml:
-            return rc.load_model(xml, joints=joints, locked=locked)
-        return rc.load_model(str(resolve_model_file(self.p["model_file"])), joints=joints, locked=locked)
+        source = xml or str(resolve_model_file(self.p["model_file"]))
+        if self._elastic is None:
+            self._elastic = model_params.elastic_overrides(self)
+        return model_params.load(source, self._elastic, False, joints=joints, locked=locked)
 
     def _vec(self, name, n, default, allow_scalar=True):
         v = self.p[name]
@@ -186,7 +188,11 @@ class SimNode(Node):
         n = self.n = plant.n
         self.joints = list(plant.joint_names)
         ns = len(plant.sim_names)
-        q0 = None if not p["initial_positions"] else self._vec("initial_positions", ns, 0.0, allow_scalar=False)
+        q0 = None
+        if p["initial_positions"]:   # every simulated joint, or the controlled ones (the rest completed)
+            q0 = plant.sim_initial_positions(np.asarray(p["initial_positions"], dtype=float))
+            if not np.all(np.isfinite(q0)):
+                raise ValueError("parameter 'initial_positions' must be finite")
         qd0 = None if not p["initial_velocities"] else self._vec("initial_velocities", ns, 0.0, allow_scalar=False)
         damping = self._vec("joint_damping", n, 0.0)
         if np.any(damping < 0):

@@ -10,7 +10,7 @@ with their deflections. The simulator integrates every joint with
 """
 import numpy as np
 
-from ...dynamics.api import mass_matrix
+from ...dynamics.api import gravity_torques, mass_matrix
 from ...dynamics.elastic_api import (elastic_coriolis_torques, elastic_forward_dynamics,
                                      elastic_inverse_dynamics)
 from ..plant import Plant, StateError, joint_friction, payload_links
@@ -43,6 +43,24 @@ class ElasticPlant(Plant):
         self.initial_state = self._q[self._order]      # rigid joints at zero, elastic ones at rest
         self._qdd_u = np.zeros(len(self._u))     # passive accelerations of the last torque computed
         self._zero_r, self._zero = np.zeros(len(self._r)), np.zeros(model.n)
+
+    def complete_sim_positions(self, q_ctrl):
+        """Every joint from the rigid ones: each elastic joint at its static deflection under gravity with
+        the rigid joints held, -K (q_e - q0) = g_e(q) (a fixed-point iteration; free passive joints at 0)."""
+        m = self.model
+        q = np.zeros(m.n)
+        q[self._r] = q_ctrl
+        q[self._e] = m.elastic_rest_position
+        K = np.asarray(m.elastic_stiffness, float)
+        soft = K > 0
+        for _ in range(50):
+            g = gravity_torques(m, q)[self._e]
+            new = np.where(soft, m.elastic_rest_position - g / np.where(soft, K, 1.0), q[self._e])
+            done = np.max(np.abs(new - q[self._e]), initial=0.0) < 1e-13
+            q[self._e] = new
+            if done:
+                break
+        return q
 
     # ------------------------------------------------------------ state
     def set_state(self, q, qd):

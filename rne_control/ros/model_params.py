@@ -1,0 +1,75 @@
+"""Parameters that change how both nodes load the model: lumped elasticity for URDF models
+(``elastic.<joint>.stiffness|rest_position|damping``) and ``ignore_elasticity``.
+
+URDF has no stiffness, so an elastic URDF robot names its elastic joints in parameters, the same map
+as ``load_urdf(..., elastic=...)``:
+
+.. code-block:: yaml
+
+    elastic.wrist_flex.stiffness: 870.0      # N m/rad (N/m)
+    elastic.wrist_flex.rest_position: 0.0    # rad (m), default 0
+    elastic.wrist_flex.damping: 1.6          # N m s/rad (N s/m), default 0
+
+``ignore_elasticity: true`` loads an elastic robot as the rigid tree it would be with every elastic joint
+fixed at its rest position: the model a controller that does not know about the springs would use.
+"""
+from __future__ import annotations
+
+import yaml
+
+import rne_control as rc
+
+from ..model.elastic import ELASTIC_KEYS
+from .params import Spec, T
+
+PREFIX = "elastic."
+SPECS = [Spec("ignore_elasticity", T.BOOL, False, "control an elastic robot with its rigid model (elastic joints "
+              "fixed at their rest positions)", read_only=True)]
+
+
+def elastic_overrides(node) -> dict:
+    """{joint: {key: value}} from the node's ``elastic.<joint>.<key>`` parameter overrides, declared here
+    (read-only, any number type) so that they are listed. ValueError names a bad key or value."""
+    from rcl_interfaces.msg import ParameterDescriptor
+
+    out = {}
+    for name in sorted(getattr(node, "_parameter_overrides", {})):
+        if not name.startswith(PREFIX):
+            continue
+        joint, _, key = name[len(PREFIX):].rpartition(".")
+        if not joint or key not in ELASTIC_KEYS:
+            raise ValueError("parameter %r: expected elastic.<joint>.<%s>" % (name, "|".join(ELASTIC_KEYS)))
+        desc = ParameterDescriptor(description="lumped elasticity of URDF joint %s" % joint, read_only=True,
+                                   dynamic_typing=True)
+        value = node.declare_parameter(name, None, desc).value
+        try:
+            out.setdefault(joint, {})[key] = float(value)
+        except (TypeError, ValueError):
+            raise ValueError("parameter %r must be a number (got %r)" % (name, value)) from None
+    return out
+
+
+def load(source: str, elastic: dict, ignore_elasticity: bool, **kw):
+    """The model of ``source`` (URDF XML, or a model file path) with the URDF ``elastic`` map; with
+    ``ignore_elasticity``, its rigid version. ValueError (ModelError) on a bad model."""
+    is_urdf = source.lstrip().startswith("<") or source.lower().endswith((".urdf", ".xml"))
+    if elastic and not is_urdf:
+        raise ValueError("elastic.<joint>.* parameters apply to URDF models; a DH YAML file gives a link's "
+                         "'elastic:' key")
+    if elastic:
+        kw["elastic"] = elastic
+    model = rc.load_model(source, **kw)
+    springs = tuple(getattr(model, "elastic_joint_names", ()))
+    if ignore_elasticity and springs:
+        rest = dict(zip(springs, model.elastic_rest_position))
+        kw.pop("elastic", None)
+        kw["joints"] = [j for j in model.joint_names if j not in rest]
+        kw["locked"] = dict(kw.get("locked") or {}, **rest)
+        if is_urdf:
+            return rc.load_model(source, **kw)
+        with open(source) as f:         # a DH YAML file: the same links without their springs
+            doc = yaml.safe_load(f)
+        for link in doc.get("links", []):
+            link.pop("elastic", None)
+        return rc.load_dh(doc, **kw)
+    return model
