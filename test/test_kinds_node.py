@@ -170,3 +170,52 @@ def test_elastic_joints_missing_from_joint_states_are_not_controlled_with(ros_pr
     m.position, m.velocity = [0.0] * 14, [0.0] * 14
     assert ros_node.wait_for(lambda: (pub.publish(m), len(cmds) > 0)[1], 10.0, procs=[ctl])
     assert ctl.stop() == 0
+
+
+TWO_LINK_URDF = """<robot name="two_link_sea">
+  <link name="base"/>
+  <link name="l1"><inertial><mass value="2.0"/><origin xyz="0.2 0 0"/>
+    <inertia ixx="0.01" iyy="0.05" izz="0.05" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="l2"><inertial><mass value="1.0"/><origin xyz="0.2 0 0"/>
+    <inertia ixx="0.01" iyy="0.03" izz="0.03" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 1 0"/>
+    <limit effort="50" velocity="2" lower="-3" upper="3"/></joint>
+  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><origin xyz="0.4 0 0"/>
+    <axis xyz="0 1 0"/><limit effort="50" velocity="2" lower="-3" upper="3"/></joint>
+</robot>"""
+
+
+def test_urdf_elastic_parameters_make_a_joint_elastic(ros_procs, ros_node):
+    """elastic.<joint>.* parameters: j2 of a URDF becomes an elastic joint, required from /joint_states
+    and no longer controlled; the gravity command equals the library's elastic gravity torques."""
+    import time
+
+    from diagnostic_msgs.msg import DiagnosticArray
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    ctl = ros_procs.start("rne_controller", params={
+        "robot_description": TWO_LINK_URDF, "mode": "gravity", "gc_freeze": False, "effort_limits": [1e3],
+        "elastic.j2.stiffness": 300, "elastic.j2.rest_position": 0.05, "elastic.j2.damping": 0.5})
+    pub = ros_node.publisher(JointState, "/joint_states", 100)
+    cmds = ros_node.collect(Float64MultiArray, "/effort_controller/commands", qos=1000)
+    diags = ros_node.collect(DiagnosticArray, "/diagnostics", qos=10)
+    m = JointState()
+    m.name, m.position, m.velocity = ["j1"], [0.3], [0.0]
+    assert ros_node.wait_for_subscribers(pub, 1, 40.0)
+    deadline = time.monotonic() + 4.0
+    while time.monotonic() < deadline:
+        pub.publish(m)
+        time.sleep(0.01)
+    assert len(cmds) == 0
+    assert ros_node.wait_for(lambda: diags.last() is not None, 5.0)
+    d = {kv.key: kv.value for kv in diags.last().status[0].values}
+    assert d["stale_joints"] == "j2", d
+    model = rc.load_urdf(TWO_LINK_URDF, elastic={"j2": {"stiffness": 300.0, "rest_position": 0.05, "damping": 0.5}})
+    q = np.array([0.3, 0.12])
+    m.name, m.position, m.velocity = ["j1", "j2"], q.tolist(), [0.0, 0.0]
+    assert ros_node.wait_for(lambda: (pub.publish(m), len(cmds) > 0)[1], 10.0, procs=[ctl])
+    time.sleep(0.2)
+    assert len(cmds.last().data) == 1
+    np.testing.assert_allclose(cmds.last().data, rc.elastic_gravity_torques(model, q), atol=1e-9)
+    assert ctl.stop() == 0

@@ -9,7 +9,10 @@ through a demo trajectory twice and compares the two control laws:
   the satellite floats), then ``base: free_floating``; the base drift is reported;
 * ``--robot arm7``: like the PUMA, on the 7-DOF arm;
 * ``--robot palletizer``: like the PUMA, on the palletiser whose elbow is driven through a
-  parallelogram (a closed loop: the controller works in the three motor coordinates).
+  parallelogram (a closed loop: the controller works in the three motor coordinates);
+* ``--robot arm7_sea`` (the 7-DOF arm on series-elastic actuators): computed torque with the rigid
+  model (``ignore_elasticity``: the controller is restarted between the runs), then with the elastic
+  model; the springs' deflections are reported.
 
 It prints progress, a table of RMS and max tracking error per joint, the controller's loop
 statistics (from /diagnostics), and writes a PNG plot of desired vs actual (``rne_demo.png`` in the
@@ -36,6 +39,8 @@ ROBOTS = {
     "arm7": dict(config="config/arm7_controller.yaml",
                  amp=[0.6, 0.5, -0.5, 0.6, 0.8, 0.5, 1.0], T=4.0),
     "palletizer": dict(config="config/palletizer_controller.yaml", amp=[0.8, 0.3, -0.35], T=4.0),
+    "arm7_sea": dict(config="config/arm7_sea_controller.yaml", amp=[0.3, 0.25, -0.3, 0.3, 0.4, -0.3, 0.4],
+                     T=3.0, compare="elasticity"),
     "ffsr": dict(config="config/ffsr_controller.yaml",
                  amp=[0.3, -0.3, 0.3, 0.4, 0.4, 0.4], T=6.0),
 }
@@ -132,7 +137,7 @@ def out_and_back(q0, amp, T):
 
 
 class DemoNode:
-    def __init__(self, joints):
+    def __init__(self, joints, extra=()):
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
         from nav_msgs.msg import Odometry
@@ -145,6 +150,7 @@ class DemoNode:
         rclpy.init(args=None)
         self.node = rclpy.create_node("rne_demo")
         self.joints = list(joints)
+        self.extra = list(extra)   # further joints recorded (elastic deflections)
         self.lock = threading.Lock()
         self.states = []   # (t, q, qd)
         self.odom = []     # (t, p, quat)
@@ -175,13 +181,14 @@ class DemoNode:
         try:
             q = np.array([m.position[idx[j]] for j in self.joints])
             qd = np.array([m.velocity[idx[j]] for j in self.joints]) if m.velocity else np.zeros(len(self.joints))
+            x = np.array([m.position[idx[j]] for j in self.extra])
         except (KeyError, IndexError):
             return
         t = m.header.stamp.sec + m.header.stamp.nanosec * 1e-9
         with self.lock:
             self.last_state = (t, q, qd)
             if self.recording:
-                self.states.append((t, q, qd))
+                self.states.append((t, q, qd, x))
 
     def _on_odom(self, m):
         p, o = m.pose.pose.position, m.pose.pose.orientation
@@ -274,7 +281,7 @@ def _phase(dn, label, f, T, lead=0.3, tail=0.5):
     t = np.array([s[0] for s in states]) - start
     q = np.array([s[1] for s in states])
     qdes = np.array([f(x)[0] for x in t])
-    res = dict(label=label, t=t, q=q, qd=qdes, err=q - qdes)
+    res = dict(label=label, t=t, q=q, qd=qdes, err=q - qdes, extra=np.array([s[3] for s in states]))
     if odom:
         p = np.array([o[1] for o in odom if start <= o[0] <= end] or [odom[0][1]])
         quat = np.array([o[2] for o in odom if start <= o[0] <= end] or [odom[0][2]])
@@ -351,18 +358,26 @@ def main(argv=None):
     kp = np.asarray(ctl_cfg.get("kp", [100.0] * n), float)
     kd = np.asarray(ctl_cfg.get("kd", [20.0] * n), float)
     floating = args.robot == "ffsr"
+    compare = spec.get("compare", "gravity_pd")
 
     import rne_control as rc
 
     model = rc.load_model(str(_find(ctl_cfg["model_file"])))
     q0 = np.asarray(sim_cfg.get("initial_positions", [0.0] * n), float)
-    mdiag = _mass_diag(model, joints, q0) if not floating else None
+    mdiag = _mass_diag(model, joints, q0) if compare == "gravity_pd" else None
+    springs = list(getattr(model, "elastic_joint_names", ()))
 
     if floating:
         # free-floating first: the fixed-base model drives this robot into saturation and leaves it
         # far from the start, which would spoil the phase after it
         phases = [("base free_floating", {"mode": "computed_torque", "base": "free_floating"}),
                   ("base fixed", {"base": "fixed"})]
+    elif compare == "elasticity":   # a static parameter: the controller restarts between the runs
+        phases = [("rigid model", {"mode": "computed_torque", "ignore_elasticity": True}),
+                  ("elastic model", {"mode": "computed_torque", "ignore_elasticity": False})]
+        if args.no_spawn:
+            raise SystemExit("rne_demo --robot %s restarts rne_controller between its runs: drop --no-spawn"
+                             % args.robot)
     else:
         phases = [("gravity + PD", {"mode": "gravity", "hold_kp": mdiag * kp, "hold_kd": mdiag * kd}),
                   ("computed_torque", {"mode": "computed_torque"})]
@@ -378,15 +393,19 @@ def main(argv=None):
             procs.append(Spawned("rne_sim", _console("rne_sim") + ["--ros-args", "--params-file", str(cfg_path)], tmp))
             procs.append(Spawned("rne_controller", _console("rne_controller") + [
                 "--ros-args", "--params-file", str(cfg_path), "--params-file", ctl_over], tmp))
-        dn = DemoNode(joints)
-        t0 = time.monotonic()
-        while dn.ncmd < 50 or dn.last_state is None:
-            for p in procs:
-                if not p.alive():
-                    raise RuntimeError(f"{p.name} exited with {p.proc.returncode}:\n{p.tail()}")
-            if time.monotonic() - t0 > 30:
-                raise RuntimeError("rne_sim / rne_controller did not start within 30 s")
-            time.sleep(0.05)
+        dn = DemoNode(joints, springs)
+
+        def wait_running(n0=0):
+            t0 = time.monotonic()
+            while dn.ncmd < n0 + 50 or dn.last_state is None:
+                for p in procs:
+                    if not p.alive():
+                        raise RuntimeError(f"{p.name} exited with {p.proc.returncode}:\n{p.tail()}")
+                if time.monotonic() - t0 > 30:
+                    raise RuntimeError("rne_sim / rne_controller did not start within 30 s")
+                time.sleep(0.05)
+
+        wait_running()
         _log(f"loop running ({time.monotonic() - t_begin:.1f} s after start)")
         if args.no_spawn:
             dn.set_params(phases[0][1])
@@ -395,7 +414,15 @@ def main(argv=None):
         f = out_and_back(q0, np.asarray(spec["amp"], float), spec["T"])
         results = []
         for i, (label, params) in enumerate(phases):
-            if i > 0:
+            if i > 0 and compare == "elasticity":
+                procs.pop().stop()
+                ctl_over = _write_params(Path(tmp) / f"controller{i}.yaml", "rne_controller", params)
+                procs.append(Spawned("rne_controller", _console("rne_controller") + [
+                    "--ros-args", "--params-file", str(cfg_path), "--params-file", ctl_over], tmp))
+                wait_running(dn.ncmd)
+                _log(f"restarted rne_controller with {params}")
+                time.sleep(1.0)
+            elif i > 0:
                 dn.set_params(params)
                 _log(f"switched rne_controller to {params} (ramp)")
                 time.sleep(1.0)
@@ -425,6 +452,10 @@ def main(argv=None):
             good, bad = (results[1], results[0]) if b < a else (results[0], results[1])
             print(f"{good['label']} tracks {max(a, b) / max(min(a, b), 1e-15):.1f}x better than {bad['label']}")
         for r in results:
+            if springs and r["extra"].size:
+                dmax = np.abs(r["extra"]).max(axis=0)
+                print(f"'{r['label']}': largest spring deflections [mrad] "
+                      + ", ".join(f"{j} {1e3 * v:.1f}" for j, v in zip(springs, dmax)))
             if "base_drift" in r:
                 d, th, dmax, thmax = r["base_drift"]
                 print(f"base during '{r['label']}': moved up to {dmax * 1e3:.1f} mm and {math.degrees(thmax):.2f} deg; "
@@ -438,7 +469,8 @@ def main(argv=None):
         else:
             print("Loop statistics: no /diagnostics received from rne_controller")
         print()
-        title = {"ffsr": "FFSR: computed torque with a free-floating vs a fixed-base model"}.get(
+        title = {"ffsr": "FFSR: computed torque with a free-floating vs a fixed-base model",
+                 "arm7_sea": "arm7_sea: computed torque with a rigid vs the elastic model"}.get(
             args.robot, f"{args.robot}: gravity + PD vs computed torque")
         out = Path(args.output).resolve()
         _plot(results, joints, out, title)
