@@ -14,6 +14,10 @@ REPO = ros_util.REPO
 PAL_CFG = ros_util.config("palletizer_controller.yaml")
 
 
+def model_joints(cfg):
+    return _cfg(cfg, "rne_controller")["joints"]
+
+
 def run_motion(ros_procs, ros_node, cfg, amp, T, ctl):
     joints = _cfg(cfg, "rne_controller")["joints"]
     q0 = np.array(_cfg(cfg)["initial_positions"])
@@ -219,3 +223,137 @@ def test_urdf_elastic_parameters_make_a_joint_elastic(ros_procs, ros_node):
     assert len(cmds.last().data) == 1
     np.testing.assert_allclose(cmds.last().data, rc.elastic_gravity_torques(model, q), atol=1e-9)
     assert ctl.stop() == 0
+
+
+# ----------------------------------------------------------------------------- parallel platform (issue 8)
+GS_CFG = ros_util.config("gough_stewart_controller.yaml")
+HOME = np.array([0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 1.0])
+# surge (x), heave (z) and yaw over a min-jerk profile: m, m, rad
+MOTION = np.array([0.15, 0.0, 0.1, 0.0, 0.0, 0.12])
+
+
+def platform_motion(t, T):
+    """Desired platform pose [p; quat], twist [v; w] and acceleration (base frame) at t from the start."""
+    s, sd, sdd = ros_util.min_jerk(t, T)
+    x = MOTION * s
+    yaw = x[5]
+    pose = np.r_[HOME[:3] + x[:3], 0.0, 0.0, np.sin(yaw / 2), np.cos(yaw / 2)]
+    return pose, MOTION * sd, MOTION * sdd
+
+
+def platform_trajectory_msg(T, start_sec, dt=0.02):
+    from builtin_interfaces.msg import Duration
+    from geometry_msgs.msg import Transform, Twist
+    from trajectory_msgs.msg import MultiDOFJointTrajectory, MultiDOFJointTrajectoryPoint
+
+    msg = MultiDOFJointTrajectory()
+    msg.header.stamp = ros_util.sec_to_stamp(start_sec)
+    msg.joint_names = ["platform"]
+    for k in range(1, int(round(T / dt)) + 1):
+        t = k * dt
+        pose, tw, ac = platform_motion(t, T)
+        pt = MultiDOFJointTrajectoryPoint()
+        tr = Transform()
+        tr.translation.x, tr.translation.y, tr.translation.z = (float(v) for v in pose[:3])
+        tr.rotation.x, tr.rotation.y, tr.rotation.z, tr.rotation.w = (float(v) for v in pose[3:])
+        v, a = Twist(), Twist()
+        v.linear.x, v.linear.y, v.linear.z, v.angular.x, v.angular.y, v.angular.z = (float(x) for x in tw)
+        a.linear.x, a.linear.y, a.linear.z, a.angular.x, a.angular.y, a.angular.z = (float(x) for x in ac)
+        pt.transforms, pt.velocities, pt.accelerations = [tr], [v], [a]
+        pt.time_from_start = Duration(sec=int(t), nanosec=int(round((t - int(t)) * 1e9)) % 1000000000)
+        msg.points.append(pt)
+    return msg
+
+
+def pose_error(model, msgs, t_start, T, tail=0.5):
+    """RMS position error (m) and rotation error (rad) of the platform, from the forward kinematics of the
+    recorded leg lengths, against the desired motion."""
+    ep, er = [], []
+    guess = HOME
+    for m in msgs:
+        t = ros_util.stamp_to_sec(m.header.stamp)
+        if not (t_start <= t <= t_start + T + tail):
+            continue
+        at = dict(zip(m.name, m.position))
+        pose = rc.platform_forward_kinematics(model, np.array([at[j] for j in model.joint_names]), guess)
+        guess = pose
+        want = platform_motion(t - t_start, T)[0]
+        ep.append(np.linalg.norm(pose[:3] - want[:3]))
+        er.append(2 * np.arccos(min(1.0, abs(float(pose[3:] @ want[3:])))))
+    assert len(ep) > 0.8 * (T + tail) * 1000, len(ep)
+    return float(np.sqrt(np.mean(np.square(ep)))), float(np.sqrt(np.mean(np.square(er))))
+
+
+def run_platform(ros_procs, ros_node, ctl, T=2.0):
+    from nav_msgs.msg import Odometry
+    from trajectory_msgs.msg import MultiDOFJointTrajectory
+
+    loop = Loop(ros_procs, ros_node, GS_CFG, ctl=ctl, n=6)
+    loop.names = list(model_joints(GS_CFG))
+    odom = ros_node.collect(Odometry, "/rne_controller/platform_state", qos=100)
+    pub = ros_node.publisher(MultiDOFJointTrajectory, "/rne_controller/platform_trajectory", 10)
+    loop.wait_running()
+    assert ros_node.wait_for_subscribers(pub, 1, 20.0)
+    assert ros_node.wait_for(lambda: loop.clock.last() is not None, 10.0)
+    t_start = loop.sim_now() + 0.2
+    pub.publish(platform_trajectory_msg(T, t_start))
+    loop.wait_sim_time(t_start + T + 0.6, wall_timeout=120.0)
+    msgs, _ = loop.states.snapshot()
+    return loop, odom, pub, msgs, t_start
+
+
+def test_platform_trajectory_tracks_in_task_space(ros_procs, ros_node):
+    model = rc.load_model(str(REPO / "config" / "gough_stewart.yaml"))
+    T = 2.0
+    loop, odom, pub, msgs, t_start = run_platform(ros_procs, ros_node, {"mode": "computed_torque"}, T)
+    ep, er = pose_error(model, msgs, t_start, T)
+    print(f"gough_stewart computed torque: pose rms {ep:.3g} m, {er:.3g} rad")
+    # ~/platform_state: the forward kinematics of the measured legs
+    assert len(odom) > 10
+    o = odom.last().pose.pose
+    at = dict(zip(msgs[-1].name, msgs[-1].position))
+    last_pose = rc.platform_forward_kinematics(model, np.array([at[j] for j in model.joint_names]), HOME)
+    np.testing.assert_allclose([o.position.x, o.position.y, o.position.z], last_pose[:3], atol=2e-3)
+    # bad platform trajectories are rejected and counted; the node runs on
+    from diagnostic_msgs.msg import DiagnosticArray
+    diags = ros_node.collect(DiagnosticArray, "/diagnostics", qos=10)
+    bad = []
+    m = platform_trajectory_msg(0.2, 0.0)
+    m.joint_names = ["leg1"]
+    bad.append(m)
+    m = platform_trajectory_msg(0.2, 0.0)
+    m.points[-1].transforms[0].translation.z = 4.5                  # out of stroke
+    bad.append(m)
+    m = platform_trajectory_msg(0.2, 0.0)
+    m.points[0].transforms[0].translation.x = float("nan")
+    bad.append(m)
+    m = platform_trajectory_msg(0.2, 0.0)
+    m.points[1].velocities = []                                     # velocities on some points only
+    bad.append(m)
+    m = platform_trajectory_msg(0.2, 0.0)
+    m.points[0].transforms[0].rotation.w = 0.0                      # zero quaternion
+    bad.append(m)
+    for b in bad:
+        pub.publish(b)
+    t0 = loop.sim_now()
+    loop.wait_sim_time(t0 + 2.5, wall_timeout=60.0)
+
+    def diag():
+        d = diags.last()
+        return {kv.key: kv.value for kv in d.status[0].values} if d else {}
+
+    assert ros_node.wait_for(lambda: diag().get("rejected_platform_trajectory") == "5", 20.0), diag()
+    assert "rejected ~/platform_trajectory" in loop.ctl.log()
+    for p in (loop.ctl, loop.sim):
+        assert p.stop() == 0
+    for c in (loop.states, loop.cmds, loop.clock):
+        c.clear()
+    plant_mass = rc.parallel_mass_matrix(model, rc.platform_inverse_kinematics(model, HOME))
+    mdiag = np.diag(plant_mass)
+    kp, kd = 400.0, 40.0
+    _, _, _, msgs_g, t_g = run_platform(ros_procs, ros_node, {"mode": "gravity", "hold_kp": (mdiag * kp).tolist(),
+                                                               "hold_kd": (mdiag * kd).tolist()}, T)
+    ep_g, er_g = pose_error(model, msgs_g, t_g, T)
+    print(f"gough_stewart gravity + PD: pose rms {ep_g:.3g} m, {er_g:.3g} rad; ratios {ep_g / ep:.1f}, {er_g / er:.1f}")
+    assert ep < 1e-4 and er < 1e-3, (ep, er)
+    assert ep_g >= 5 * ep and er_g >= 5 * er, (ep, ep_g, er, er_g)

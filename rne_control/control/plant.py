@@ -170,6 +170,8 @@ class Plant:
     sim_names: tuple = ()
     sim_friction: bool = True        # whether sim_acceleration includes the model's joint friction
     sim_floating_base: bool = False  # a tree on a floating base: the simulation integrates the base too
+    task_space: bool = False         # a platform: pose and twist of the state last set, and leg motion
+                                     # from platform motion (control.task_space), for task-space topics
     sim_is_model: bool = False       # sim_names are the model's joints and tau drives them all: the
                                      # simulation integrates the model's forward dynamics directly
 

@@ -179,7 +179,7 @@ from ..control.watchdog import FRESH, NO_STATE, STALE, Watchdog
 from ..compile import CompileMonitor
 from .conversions import (JointStateError, JointStateMapper, accel_fields, bind_float_field,
                           controller_state_message, odometry_fields, trajectory_fields)
-from . import controller_diagnostics, follow_joint_trajectory, model_params
+from . import controller_diagnostics, follow_joint_trajectory, model_params, platform_topics
 from .controller_settings import (COMMAND_TYPES, RUNTIME_NAMES, RUNTIME_SPECS, STATIC_SPECS, TRIGGERS,
                                   ConfigError, Settings)
 from .params import Spec, T, TypedParameters
@@ -383,6 +383,7 @@ class ControllerNode(Node):
         self._diag_timer = self.create_timer(1.0, self._on_diagnostics,
                                              clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._fjt = follow_joint_trajectory.create_server(self)   # None without control_msgs
+        self._platform = platform_topics.create(self)              # None without a task space
         apply_realtime_options(self.params, self.get_logger())
         self._ready = True
         log.info("model %r: controlling %s at %.1f Hz, mode %s, base %s, publishing %s on %s"
@@ -518,19 +519,22 @@ class ControllerNode(Node):
         return now_ns * 1e-9
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
+        self.accept_trajectory("joint_trajectory", "~/joint_trajectory", *trajectory_fields(msg))
+
+    def accept_trajectory(self, key, topic, names, times, P, V, A, start) -> None:
+        """Validate and run a trajectory that came on ``topic`` (rejections counted under ``key``)."""
         if not self._active:
-            self._reject("joint_trajectory", "~/joint_trajectory", "no valid joint state yet")
+            self._reject(key, topic, "no valid joint state yet")
             return
         now = self._now()
         try:
-            names, times, P, V, A, start = trajectory_fields(msg)
             prep = self.traj.prepare(names, times, P, V, A)
             self.traj.set_trajectory(prep, now, start)
         except TrajectoryError as e:
-            self._reject("joint_trajectory", "~/joint_trajectory", e)
+            self._reject(key, topic, e)
             return
         if self._fjt is not None:
-            self._fjt.preempt_by_topic()
+            self._fjt.preempt_by_topic(topic)
         self.get_logger().info("trajectory accepted: %d points (%s), %.3f s"
                                % (len(times), prep.kind, times[-1]), throttle_duration_sec=1.0)
 
@@ -676,6 +680,8 @@ class ControllerNode(Node):
             self._fjt.update(now)
         if self._cycles % self._state_every == 0:
             self._publish_state(s, sel_law=None)
+            if self._platform is not None:
+                self._platform.publish_state(now_ns)
 
     def _hold(self, entry_ns: int, now_ns: int, reset: bool) -> None:
         """Publish the gravity torques of the last accepted state, clamped; ``reset``: the desired state

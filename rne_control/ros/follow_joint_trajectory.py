@@ -287,9 +287,9 @@ class FollowJointTrajectoryServer:
             self.node.get_logger().warning("the goal on ~/%s is aborted: %s" % (ACTION, text))
             self._finish(g, INVALID_GOAL, text, ABORT)
 
-    def preempt_by_topic(self) -> None:
-        """A trajectory was accepted on ~/joint_trajectory: abort the running goal (deviation from JTC)."""
-        self._preempt("Current goal preempted by a trajectory on ~/joint_trajectory.")
+    def preempt_by_topic(self, topic: str = "~/joint_trajectory") -> None:
+        """A trajectory was accepted on a topic: abort the running goal (deviation from JTC)."""
+        self._preempt("Current goal preempted by a trajectory on %s." % topic)
 
     def _hold(self) -> None:
         node = self.node

@@ -21,6 +21,7 @@ class ParallelPlant(Plant):
     """A :class:`~rne_control.model.parallel.ParallelModel` as a Plant (see the module docstring)."""
 
     kind = "parallel"
+    task_space = True
 
     def __init__(self, model):
         self.model = model
