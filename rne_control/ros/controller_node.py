@@ -168,7 +168,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
-from ..control.laws import MODES, SPLIT_PARTS, BaseState, ControlLaw
+from ..control.laws import SPLIT_PARTS, BaseState, ControlLaw
 from ..control.plant import StateError
 from ..control.plants import make_plant
 from ..control.limits import EffortLimiter

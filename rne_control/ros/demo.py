@@ -10,6 +10,9 @@ through a demo trajectory twice and compares the two control laws:
 * ``--robot arm7``: like the PUMA, on the 7-DOF arm;
 * ``--robot palletizer``: like the PUMA, on the palletiser whose elbow is driven through a
   parallelogram (a closed loop: the controller works in the three motor coordinates);
+* ``--robot gough_stewart``: the platform flies surge, heave and yaw sines given as a platform trajectory
+  (``~/platform_trajectory``); the platform pose error (from the forward kinematics of the measured
+  legs) of gravity + PD against computed torque;
 * ``--robot arm7_sea`` (the 7-DOF arm on series-elastic actuators): computed torque with the rigid
   model (``ignore_elasticity``: the controller is restarted between the runs), then with the elastic
   model; the springs' deflections are reported.
@@ -22,16 +25,15 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-import signal
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
+
+from .demo_node import DemoNode, Spawned, console, find, write_params
+from .demo_report import plot, print_report
 
 ROBOTS = {
     "puma560": dict(config="config/puma560_controller.yaml",
@@ -39,6 +41,8 @@ ROBOTS = {
     "arm7": dict(config="config/arm7_controller.yaml",
                  amp=[0.6, 0.5, -0.5, 0.6, 0.8, 0.5, 1.0], T=4.0),
     "palletizer": dict(config="config/palletizer_controller.yaml", amp=[0.8, 0.3, -0.35], T=4.0),
+    "gough_stewart": dict(config="config/gough_stewart_controller.yaml", T=4.0, task_space=True,
+                          motion=[0.15, 0.0, 0.1, 0.0, 0.0, 0.12]),   # surge (m), heave (m), yaw (rad)
     "arm7_sea": dict(config="config/arm7_sea_controller.yaml", amp=[0.3, 0.25, -0.3, 0.3, 0.4, -0.3, 0.4],
                      T=3.0, compare="elasticity"),
     "ffsr": dict(config="config/ffsr_controller.yaml",
@@ -49,67 +53,6 @@ TIME_BUDGET = 55.0
 
 def _log(msg):
     print(f"[rne_demo] {msg}", flush=True)
-
-
-def _find(name):
-    from rne_control.ros import paths
-
-    return Path(paths.resolve_model_file(name))
-
-
-def _console(exe):
-    cand = Path(sys.executable).parent / exe
-    if cand.exists():
-        return [str(cand)]
-    return [sys.executable, "-m", {"rne_sim": "rne_control.ros.sim_node",
-                                   "rne_controller": "rne_control.ros.controller_node"}[exe]]
-
-
-def _write_params(path, node, params):
-    import yaml
-
-    def fix(v):
-        if isinstance(v, np.ndarray):
-            v = v.tolist()
-        if isinstance(v, (list, tuple)):
-            return [float(x) if isinstance(x, (int, float, np.floating)) and not isinstance(x, bool) else x for x in v]
-        return v
-
-    doc = {f"/**/{node}": {"ros__parameters": {k: fix(v) for k, v in params.items()}}}
-    Path(path).write_text(yaml.safe_dump(doc, default_flow_style=None))
-    return str(path)
-
-
-class Spawned:
-    def __init__(self, name, argv, logdir):
-        self.name = name
-        self.log_path = Path(logdir) / f"{name}.log"
-        self._log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(argv, stdout=self._log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def tail(self, n=2000):
-        try:
-            return self.log_path.read_text(errors="replace")[-n:]
-        except OSError:
-            return ""
-
-    def stop(self):
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGINT)
-                self.proc.wait(timeout=5)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                    self.proc.wait(timeout=3)
-                except (ProcessLookupError, subprocess.TimeoutExpired):
-                    pass
-        self._log.close()
-        return self.proc.returncode
 
 
 def out_and_back(q0, amp, T):
@@ -136,138 +79,67 @@ def out_and_back(q0, amp, T):
     return f
 
 
-class DemoNode:
-    def __init__(self, joints, extra=()):
-        import rclpy
-        from diagnostic_msgs.msg import DiagnosticArray
-        from nav_msgs.msg import Odometry
-        from rclpy.executors import SingleThreadedExecutor
-        from sensor_msgs.msg import JointState
-        from std_msgs.msg import Float64MultiArray
-        from trajectory_msgs.msg import JointTrajectory
-
-        self.rclpy = rclpy
-        rclpy.init(args=None)
-        self.node = rclpy.create_node("rne_demo")
-        self.joints = list(joints)
-        self.extra = list(extra)   # further joints recorded (elastic deflections)
-        self.lock = threading.Lock()
-        self.states = []   # (t, q, qd)
-        self.odom = []     # (t, p, quat)
-        self.ncmd = 0
-        self.diag = None
-        self.recording = False
-        self.node.create_subscription(JointState, "/joint_states", self._on_state, 100)
-        self.node.create_subscription(Odometry, "base_odometry", self._on_odom, 100)
-        self.node.create_subscription(Float64MultiArray, "/effort_controller/commands", self._on_cmd, 100)
-        self.node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diag, 10)
-        self.traj_pub = self.node.create_publisher(JointTrajectory, "/rne_controller/joint_trajectory", 10)
-        self.last_state = None
-        self.executor = SingleThreadedExecutor()
-        self.executor.add_node(self.node)
-        self._stop = False
-        self.thread = threading.Thread(target=self._spin, daemon=True)
-        self.thread.start()
-
-    def _spin(self):
-        while not self._stop and self.rclpy.ok():
-            try:
-                self.executor.spin_once(timeout_sec=0.05)
-            except Exception:
-                break
-
-    def _on_state(self, m):
-        idx = {n: i for i, n in enumerate(m.name)}
-        try:
-            q = np.array([m.position[idx[j]] for j in self.joints])
-            qd = np.array([m.velocity[idx[j]] for j in self.joints]) if m.velocity else np.zeros(len(self.joints))
-            x = np.array([m.position[idx[j]] for j in self.extra])
-        except (KeyError, IndexError):
-            return
-        t = m.header.stamp.sec + m.header.stamp.nanosec * 1e-9
-        with self.lock:
-            self.last_state = (t, q, qd)
-            if self.recording:
-                self.states.append((t, q, qd, x))
-
-    def _on_odom(self, m):
-        p, o = m.pose.pose.position, m.pose.pose.orientation
-        t = m.header.stamp.sec + m.header.stamp.nanosec * 1e-9
-        with self.lock:
-            if self.recording:
-                self.odom.append((t, np.array([p.x, p.y, p.z]), np.array([o.x, o.y, o.z, o.w])))
-
-    def _on_cmd(self, m):
-        self.ncmd += 1
-
-    def _on_diag(self, m):
-        for st in m.status:
-            if "rne_controller" in st.name or "rne_controller" in st.hardware_id:
-                self.diag = st
-
-    def now(self):
-        return self.node.get_clock().now().nanoseconds * 1e-9
-
-    def send(self, f, T, start, dt=0.05):
-        from builtin_interfaces.msg import Duration, Time
-        from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-
-        msg = JointTrajectory()
-        ns = int(start * 1e9)
-        msg.header.stamp = Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
-        msg.joint_names = self.joints
-        for k in range(1, int(round(T / dt)) + 1):
-            t = k * dt
-            q, qd, qdd = f(t)
-            pt = JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(), accelerations=qdd.tolist())
-            tn = int(round(t * 1e9))
-            pt.time_from_start = Duration(sec=tn // 1_000_000_000, nanosec=tn % 1_000_000_000)
-            msg.points.append(pt)
-        self.traj_pub.publish(msg)
-
-    def set_params(self, params, timeout=5.0):
-        from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
-        from rcl_interfaces.srv import SetParameters
-
-        cli = self.node.create_client(SetParameters, "/rne_controller/set_parameters")
-        if not cli.wait_for_service(timeout_sec=timeout):
-            raise RuntimeError("rne_controller parameter service not available")
-        req = SetParameters.Request()
-        for k, v in params.items():
-            pv = ParameterValue()
-            if isinstance(v, str):
-                pv.type, pv.string_value = ParameterType.PARAMETER_STRING, v
-            elif isinstance(v, (list, tuple, np.ndarray)):
-                pv.type, pv.double_array_value = ParameterType.PARAMETER_DOUBLE_ARRAY, [float(x) for x in v]
-            else:
-                pv.type, pv.double_value = ParameterType.PARAMETER_DOUBLE, float(v)
-            req.parameters.append(Parameter(name=k, value=pv))
-        fut = cli.call_async(req)
-        t0 = time.monotonic()
-        while not fut.done() and time.monotonic() - t0 < timeout:
-            time.sleep(0.01)
-        self.node.destroy_client(cli)
-        if not fut.done():
-            raise RuntimeError("rne_controller did not answer set_parameters")
-        bad = [(p.name, r.reason) for p, r in zip(req.parameters, fut.result().results) if not r.successful]
-        if bad:
-            raise RuntimeError(f"rne_controller refused {bad}")
-
-    def shutdown(self):
-        self._stop = True
-        self.thread.join(timeout=2)
-        try:
-            self.node.destroy_node()
-        finally:
-            self.rclpy.try_shutdown()
+TASK_LABELS = ["x", "y", "z", "rot x", "rot y", "rot z"]
+TASK_UNITS = ["m", "m", "m", "rad", "rad", "rad"]
 
 
-def _phase(dn, label, f, T, lead=0.3, tail=0.5):
+def platform_sines(home, motion, T):
+    """Platform motion from the pose ``home`` [p; quat]: surge, sway, heave (m) and rotations about x, y, z
+    (rad) of amplitudes ``motion``, along sin(2 pi s) for surge, sway and yaw, (1 - cos(2 pi s)) / 2 for
+    heave, with s a min-jerk 0 -> 1 over T (the motion starts and ends at rest). f(t) -> pose, twist,
+    acceleration (base frame)."""
+    from rne_control.dynamics.integrate import quat_exp, quat_mul
+
+    A = np.asarray(motion, float)
+    mj = out_and_back(np.zeros(1), np.ones(1), 2 * T)       # its first half: min-jerk 0 -> 1 over T
+
+    def f(t):
+        s, sd, sdd = (float(x[0]) for x in mj(min(max(t, 0.0), T)))
+        w = 2 * math.pi
+        g = np.array([math.sin(w * s), math.sin(w * s), (1 - math.cos(w * s)) / 2, 0.0, 0.0, math.sin(w * s)])
+        dg = np.array([w * math.cos(w * s), w * math.cos(w * s), w * math.sin(w * s) / 2, 0, 0, w * math.cos(w * s)])
+        ddg = np.array([-w * w * math.sin(w * s), -w * w * math.sin(w * s), w * w * math.cos(w * s) / 2, 0, 0,
+                        -w * w * math.sin(w * s)])
+        x, v, a = A * g, A * dg * sd, A * (ddg * sd * sd + dg * sdd)
+        n = np.linalg.norm(x[3:])
+        rot = quat_exp(x[3:] / n, n) if n > 0 else np.array([0.0, 0.0, 0.0, 1.0])
+        return np.r_[home[:3] + x[:3], quat_mul(rot, home[3:])], v, a   # the rotations: constant axis
+
+    return f
+
+
+def _rotvec(quat):
+    v, w = np.asarray(quat[:3], float), float(quat[3])
+    n = np.linalg.norm(v)
+    return np.zeros(3) if n < 1e-15 else 2 * math.atan2(n, w) * v / n
+
+
+def pose_coordinates(home, poses):
+    """Rows [p - p_home, rotation vector from home (base frame)] (6,) of platform poses [p; quat]."""
+    from rne_control.dynamics.integrate import quat_mul
+
+    inv_home = np.r_[-home[3:6], home[6]]
+    return np.array([np.r_[p[:3] - home[:3], _rotvec(quat_mul(p[3:], inv_home))] for p in poses])
+
+
+def task_coordinates(model, home, legs):
+    """The platform pose coordinates (see pose_coordinates) of each row of measured leg lengths."""
+    import rne_control as rc
+
+    return pose_coordinates(home, rc.platform_forward_kinematics(model, np.asarray(legs, float), home))
+
+
+def _phase(dn, label, f, T, lead=0.3, tail=0.5, task=None):
+    """One run: send the motion f (joint space; with ``task`` = (model, home): a platform motion), record
+    it, and return the measured and desired coordinates (joints, or the platform pose) and the error."""
     with dn.lock:
         dn.states, dn.odom = [], []
         dn.recording = True
     start = dn.now() + lead
-    dn.send(f, T, start)
+    if task:
+        dn.send_platform(f, T, start)
+    else:
+        dn.send(f, T, start)
     _log(f"{label}: trajectory of {T:.1f} s sent")
     end = start + T + tail
     while dn.now() < end:
@@ -280,7 +152,12 @@ def _phase(dn, label, f, T, lead=0.3, tail=0.5):
         raise RuntimeError(f"{label}: only {len(states)} joint states recorded")
     t = np.array([s[0] for s in states]) - start
     q = np.array([s[1] for s in states])
-    qdes = np.array([f(x)[0] for x in t])
+    if task:
+        model, home = task
+        q = task_coordinates(model, home, q)
+        qdes = pose_coordinates(home, [f(x)[0] for x in t])
+    else:
+        qdes = np.array([f(x)[0] for x in t])
     res = dict(label=label, t=t, q=q, qd=qdes, err=q - qdes, extra=np.array([s[3] for s in states]))
     if odom:
         p = np.array([o[1] for o in odom if start <= o[0] <= end] or [odom[0][1]])
@@ -292,37 +169,6 @@ def _phase(dn, label, f, T, lead=0.3, tail=0.5):
         # exactly returns a zero-momentum base to its start pose, so the excursion matters too
         res["base_drift"] = (float(dist[-1]), float(ang[-1]), float(dist.max()), float(ang.max()))
     return res
-
-
-def _plot(results, joints, path, title):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    n = len(joints)
-    fig, axes = plt.subplots(n, 2, figsize=(12, 1.9 * n + 1), sharex="col", squeeze=False)
-    colors = ["tab:orange", "tab:blue"]
-    for j in range(n):
-        ax, ae = axes[j, 0], axes[j, 1]
-        ax.plot(results[0]["t"], results[0]["qd"][:, j], "k--", lw=1.2, label="desired")
-        for r, c in zip(results, colors):
-            ax.plot(r["t"], r["q"][:, j], color=c, lw=1.0, label=r["label"])
-            ae.plot(r["t"], 1e3 * r["err"][:, j], color=c, lw=1.0, label=r["label"])
-        ax.set_ylabel(f"{joints[j]}\n[rad]")
-        ae.set_ylabel("error [mrad]")
-        ae.grid(alpha=0.3)
-        ax.grid(alpha=0.3)
-    axes[0, 0].legend(fontsize=8, loc="best")
-    axes[0, 1].legend(fontsize=8, loc="best")
-    axes[0, 0].set_title("desired vs actual")
-    axes[0, 1].set_title("tracking error")
-    axes[-1, 0].set_xlabel("time [s]")
-    axes[-1, 1].set_xlabel("time [s]")
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
 
 
 def _mass_diag(model, joints, q_sim):
@@ -347,7 +193,7 @@ def main(argv=None):
     args, _unknown = ap.parse_known_args(argv if argv is not None else sys.argv[1:])
     t_begin = time.monotonic()
     spec = ROBOTS[args.robot]
-    cfg_path = _find(spec["config"])
+    cfg_path = find(spec["config"])
     import yaml
 
     cfg = yaml.safe_load(cfg_path.read_text())
@@ -362,7 +208,7 @@ def main(argv=None):
 
     import rne_control as rc
 
-    model = rc.load_model(str(_find(ctl_cfg["model_file"])))
+    model = rc.load_model(str(find(ctl_cfg["model_file"])))
     q0 = np.asarray(sim_cfg.get("initial_positions", [0.0] * n), float)
     mdiag = _mass_diag(model, joints, q0) if compare == "gravity_pd" else None
     springs = list(getattr(model, "elastic_joint_names", ()))
@@ -389,9 +235,9 @@ def main(argv=None):
     try:
         if not args.no_spawn:
             _log(f"robot {args.robot}: starting rne_sim and rne_controller ({cfg_path})")
-            ctl_over = _write_params(Path(tmp) / "controller.yaml", "rne_controller", phases[0][1])
-            procs.append(Spawned("rne_sim", _console("rne_sim") + ["--ros-args", "--params-file", str(cfg_path)], tmp))
-            procs.append(Spawned("rne_controller", _console("rne_controller") + [
+            ctl_over = write_params(Path(tmp) / "controller.yaml", "rne_controller", phases[0][1])
+            procs.append(Spawned("rne_sim", console("rne_sim") + ["--ros-args", "--params-file", str(cfg_path)], tmp))
+            procs.append(Spawned("rne_controller", console("rne_controller") + [
                 "--ros-args", "--params-file", str(cfg_path), "--params-file", ctl_over], tmp))
         dn = DemoNode(joints, springs)
 
@@ -411,13 +257,19 @@ def main(argv=None):
             dn.set_params(phases[0][1])
             time.sleep(0.6)
         q0 = dn.last_state[1].copy()
-        f = out_and_back(q0, np.asarray(spec["amp"], float), spec["T"])
+        task = None
+        if spec.get("task_space"):   # a platform: the motion and its error in the platform's pose
+            home = rc.platform_forward_kinematics(model, q0)
+            task = (model, home)
+            f = platform_sines(home, spec["motion"], spec["T"])
+        else:
+            f = out_and_back(q0, np.asarray(spec["amp"], float), spec["T"])
         results = []
         for i, (label, params) in enumerate(phases):
             if i > 0 and compare == "elasticity":
                 procs.pop().stop()
-                ctl_over = _write_params(Path(tmp) / f"controller{i}.yaml", "rne_controller", params)
-                procs.append(Spawned("rne_controller", _console("rne_controller") + [
+                ctl_over = write_params(Path(tmp) / f"controller{i}.yaml", "rne_controller", params)
+                procs.append(Spawned("rne_controller", console("rne_controller") + [
                     "--ros-args", "--params-file", str(cfg_path), "--params-file", ctl_over], tmp))
                 wait_running(dn.ncmd)
                 _log(f"restarted rne_controller with {params}")
@@ -426,54 +278,19 @@ def main(argv=None):
                 dn.set_params(params)
                 _log(f"switched rne_controller to {params} (ramp)")
                 time.sleep(1.0)
-            results.append(_phase(dn, label, f, spec["T"]))
+            results.append(_phase(dn, label, f, spec["T"], task=task))
             if time.monotonic() - t_begin > TIME_BUDGET - 8:
                 _log("time budget nearly used: stopping early")
                 break
 
-        # ---- report
-        print()
-        head = f"{'joint':<12}" + "".join(f"{r['label'] + ' RMS':>24}{'max':>10}" for r in results)
-        print("Tracking error [mrad]")
-        print(head)
-        print("-" * len(head))
-        for j, name in enumerate(joints):
-            row = f"{name:<12}"
-            for r in results:
-                e = r["err"][:, j]
-                row += f"{1e3 * math.sqrt(float(np.mean(e**2))):>24.3f}{1e3 * float(np.abs(e).max()):>10.3f}"
-            print(row)
-        row = f"{'all':<12}"
-        for r in results:
-            row += f"{1e3 * math.sqrt(float(np.mean(r['err']**2))):>24.3f}{1e3 * float(np.abs(r['err']).max()):>10.3f}"
-        print(row)
-        if len(results) == 2:
-            a, b = (math.sqrt(float(np.mean(r["err"] ** 2))) for r in results)
-            good, bad = (results[1], results[0]) if b < a else (results[0], results[1])
-            print(f"{good['label']} tracks {max(a, b) / max(min(a, b), 1e-15):.1f}x better than {bad['label']}")
-        for r in results:
-            if springs and r["extra"].size:
-                dmax = np.abs(r["extra"]).max(axis=0)
-                print(f"'{r['label']}': largest spring deflections [mrad] "
-                      + ", ".join(f"{j} {1e3 * v:.1f}" for j, v in zip(springs, dmax)))
-            if "base_drift" in r:
-                d, th, dmax, thmax = r["base_drift"]
-                print(f"base during '{r['label']}': moved up to {dmax * 1e3:.1f} mm and {math.degrees(thmax):.2f} deg; "
-                      f"net drift {d * 1e3:.2f} mm, {math.degrees(th):.3f} deg")
-        print()
-        st = dn.diag
-        if st is not None:
-            print(f"Loop statistics (/diagnostics, {st.name}: {st.message})")
-            for kv in st.values:
-                print(f"  {kv.key:<28} {kv.value}")
-        else:
-            print("Loop statistics: no /diagnostics received from rne_controller")
-        print()
+        labels, units = (TASK_LABELS, TASK_UNITS) if task else (joints, None)
+        print_report(results, labels, units, springs, dn.diag)
         title = {"ffsr": "FFSR: computed torque with a free-floating vs a fixed-base model",
+                 "gough_stewart": "Gough-Stewart platform: pose error, gravity + PD vs computed torque",
                  "arm7_sea": "arm7_sea: computed torque with a rigid vs the elastic model"}.get(
             args.robot, f"{args.robot}: gravity + PD vs computed torque")
         out = Path(args.output).resolve()
-        _plot(results, joints, out, title)
+        plot(results, labels, out, title, units)
         _log(f"plot written to {out}")
         _log(f"done in {time.monotonic() - t_begin:.1f} s")
     except KeyboardInterrupt:

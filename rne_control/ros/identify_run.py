@@ -14,7 +14,6 @@ Time is the stamps of ``/joint_states`` (sim time when ``rne_sim`` runs in locks
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import threading
 import time

@@ -1,0 +1,229 @@
+"""The demo's processes and its rclpy node: spawning rne_sim and rne_controller, recording joint states,
+odometry and diagnostics, sending joint and platform trajectories, setting parameters."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def find(name):
+    from rne_control.ros import paths
+
+    return Path(paths.resolve_model_file(name))
+
+
+def console(exe):
+    cand = Path(sys.executable).parent / exe
+    if cand.exists():
+        return [str(cand)]
+    return [sys.executable, "-m", {"rne_sim": "rne_control.ros.sim_node",
+                                   "rne_controller": "rne_control.ros.controller_node"}[exe]]
+
+
+def write_params(path, node, params):
+    import yaml
+
+    def fix(v):
+        if isinstance(v, np.ndarray):
+            v = v.tolist()
+        if isinstance(v, (list, tuple)):
+            return [float(x) if isinstance(x, (int, float, np.floating)) and not isinstance(x, bool) else x for x in v]
+        return v
+
+    doc = {f"/**/{node}": {"ros__parameters": {k: fix(v) for k, v in params.items()}}}
+    Path(path).write_text(yaml.safe_dump(doc, default_flow_style=None))
+    return str(path)
+
+
+class Spawned:
+    def __init__(self, name, argv, logdir):
+        self.name = name
+        self.log_path = Path(logdir) / f"{name}.log"
+        self._log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(argv, stdout=self._log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def tail(self, n=2000):
+        try:
+            return self.log_path.read_text(errors="replace")[-n:]
+        except OSError:
+            return ""
+
+    def stop(self):
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGINT)
+                self.proc.wait(timeout=5)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                    self.proc.wait(timeout=3)
+                except (ProcessLookupError, subprocess.TimeoutExpired):
+                    pass
+        self._log.close()
+        return self.proc.returncode
+
+
+class DemoNode:
+    def __init__(self, joints, extra=()):
+        import rclpy
+        from diagnostic_msgs.msg import DiagnosticArray
+        from nav_msgs.msg import Odometry
+        from rclpy.executors import SingleThreadedExecutor
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64MultiArray
+        from trajectory_msgs.msg import JointTrajectory
+
+        self.rclpy = rclpy
+        rclpy.init(args=None)
+        self.node = rclpy.create_node("rne_demo")
+        self.joints = list(joints)
+        self.extra = list(extra)   # further joints recorded (elastic deflections)
+        self.lock = threading.Lock()
+        self.states = []   # (t, q, qd)
+        self.odom = []     # (t, p, quat)
+        self.ncmd = 0
+        self.diag = None
+        self.recording = False
+        self.node.create_subscription(JointState, "/joint_states", self._on_state, 100)
+        self.node.create_subscription(Odometry, "base_odometry", self._on_odom, 100)
+        self.node.create_subscription(Float64MultiArray, "/effort_controller/commands", self._on_cmd, 100)
+        self.node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diag, 10)
+        self.traj_pub = self.node.create_publisher(JointTrajectory, "/rne_controller/joint_trajectory", 10)
+        self.last_state = None
+        self.platform_pub = None
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(self.node)
+        self._stop = False
+        self.thread = threading.Thread(target=self._spin, daemon=True)
+        self.thread.start()
+
+    def _spin(self):
+        while not self._stop and self.rclpy.ok():
+            try:
+                self.executor.spin_once(timeout_sec=0.05)
+            except Exception:
+                break
+
+    def _on_state(self, m):
+        idx = {n: i for i, n in enumerate(m.name)}
+        try:
+            q = np.array([m.position[idx[j]] for j in self.joints])
+            qd = np.array([m.velocity[idx[j]] for j in self.joints]) if m.velocity else np.zeros(len(self.joints))
+            x = np.array([m.position[idx[j]] for j in self.extra])
+        except (KeyError, IndexError):
+            return
+        t = m.header.stamp.sec + m.header.stamp.nanosec * 1e-9
+        with self.lock:
+            self.last_state = (t, q, qd)
+            if self.recording:
+                self.states.append((t, q, qd, x))
+
+    def _on_odom(self, m):
+        p, o = m.pose.pose.position, m.pose.pose.orientation
+        t = m.header.stamp.sec + m.header.stamp.nanosec * 1e-9
+        with self.lock:
+            if self.recording:
+                self.odom.append((t, np.array([p.x, p.y, p.z]), np.array([o.x, o.y, o.z, o.w])))
+
+    def _on_cmd(self, m):
+        self.ncmd += 1
+
+    def _on_diag(self, m):
+        for st in m.status:
+            if "rne_controller" in st.name or "rne_controller" in st.hardware_id:
+                self.diag = st
+
+    def now(self):
+        return self.node.get_clock().now().nanoseconds * 1e-9
+
+    def send(self, f, T, start, dt=0.05):
+        from builtin_interfaces.msg import Duration, Time
+        from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+        msg = JointTrajectory()
+        ns = int(start * 1e9)
+        msg.header.stamp = Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+        msg.joint_names = self.joints
+        for k in range(1, int(round(T / dt)) + 1):
+            t = k * dt
+            q, qd, qdd = f(t)
+            pt = JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(), accelerations=qdd.tolist())
+            tn = int(round(t * 1e9))
+            pt.time_from_start = Duration(sec=tn // 1_000_000_000, nanosec=tn % 1_000_000_000)
+            msg.points.append(pt)
+        self.traj_pub.publish(msg)
+
+    def send_platform(self, f, T, start, dt=0.05):
+        """A platform trajectory on ~/platform_trajectory: f(t) -> (pose [p; quat xyzw], twist, accel)."""
+        from builtin_interfaces.msg import Duration, Time
+        from geometry_msgs.msg import Transform, Twist
+        from trajectory_msgs.msg import MultiDOFJointTrajectory, MultiDOFJointTrajectoryPoint
+
+        if self.platform_pub is None:
+            self.platform_pub = self.node.create_publisher(MultiDOFJointTrajectory,
+                                                           "/rne_controller/platform_trajectory", 10)
+            time.sleep(0.5)   # discovery
+        msg = MultiDOFJointTrajectory()
+        ns = int(start * 1e9)
+        msg.header.stamp = Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+        msg.joint_names = ["platform"]
+        for k in range(1, int(round(T / dt)) + 1):
+            t = k * dt
+            pose, twist, accel = (np.asarray(x, float).tolist() for x in f(t))
+            tr, v, a = Transform(), Twist(), Twist()
+            tr.translation.x, tr.translation.y, tr.translation.z = pose[:3]
+            tr.rotation.x, tr.rotation.y, tr.rotation.z, tr.rotation.w = pose[3:]
+            v.linear.x, v.linear.y, v.linear.z, v.angular.x, v.angular.y, v.angular.z = twist
+            a.linear.x, a.linear.y, a.linear.z, a.angular.x, a.angular.y, a.angular.z = accel
+            tn = int(round(t * 1e9))
+            msg.points.append(MultiDOFJointTrajectoryPoint(
+                transforms=[tr], velocities=[v], accelerations=[a],
+                time_from_start=Duration(sec=tn // 1_000_000_000, nanosec=tn % 1_000_000_000)))
+        self.platform_pub.publish(msg)
+
+    def set_params(self, params, timeout=5.0):
+        from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+        from rcl_interfaces.srv import SetParameters
+
+        cli = self.node.create_client(SetParameters, "/rne_controller/set_parameters")
+        if not cli.wait_for_service(timeout_sec=timeout):
+            raise RuntimeError("rne_controller parameter service not available")
+        req = SetParameters.Request()
+        for k, v in params.items():
+            pv = ParameterValue()
+            if isinstance(v, str):
+                pv.type, pv.string_value = ParameterType.PARAMETER_STRING, v
+            elif isinstance(v, (list, tuple, np.ndarray)):
+                pv.type, pv.double_array_value = ParameterType.PARAMETER_DOUBLE_ARRAY, [float(x) for x in v]
+            else:
+                pv.type, pv.double_value = ParameterType.PARAMETER_DOUBLE, float(v)
+            req.parameters.append(Parameter(name=k, value=pv))
+        fut = cli.call_async(req)
+        t0 = time.monotonic()
+        while not fut.done() and time.monotonic() - t0 < timeout:
+            time.sleep(0.01)
+        self.node.destroy_client(cli)
+        if not fut.done():
+            raise RuntimeError("rne_controller did not answer set_parameters")
+        bad = [(p.name, r.reason) for p, r in zip(req.parameters, fut.result().results) if not r.successful]
+        if bad:
+            raise RuntimeError(f"rne_controller refused {bad}")
+
+    def shutdown(self):
+        self._stop = True
+        self.thread.join(timeout=2)
+        try:
+            self.node.destroy_node()
+        finally:
+            self.rclpy.try_shutdown()
