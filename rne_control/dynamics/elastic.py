@@ -37,14 +37,14 @@ import numpy as np
 from .aba import NO_FEXT, aba, aba_forward, add_xT_M_x
 from .spatial import (F_OUT, F_Q, F_QD, F_TAU, FREE_JOINT, FRICTION, FS, FV, IA, QIDX, REVOLUTE, RIGID_JOINT, ROLE,
                       SINGULAR, SUBIDX, STIFFNESS, REST, DAMPING, add_xT_force, body, entry, gravity_status,
-                      jit, length_status, sgn, split, status, x_motion)
+                      inline, jit, length_status, sgn, split, status, x_motion)
 
 # Workspace per body (row nb = the base), the layout of aba.py: X 0:12, v 12:18, gamma = c 18:24,
 # p^A = -beta* 24:30, U = J* a 30:36, J* 36:72, V' 72:78, H 78, then 79: Gamma_j + a^T beta*_j (passive)
 # or a^T alpha_j (rigid).
 
 
-@jit
+@inline
 def passive_torque(row, q, qd):
     """Gamma_j of a passive joint: -K (q - q0) - D qd when elastic (69, 70), 0 when free."""
     if row[ROLE] == FREE_JOINT:
@@ -52,7 +52,7 @@ def passive_torque(row, q, qd):
     return -row[STIFFNESS] * (q - row[REST]) - row[DAMPING] * qd
 
 
-@jit
+@inline
 def counts(tree):
     """The number of rigid joints and of passive (elastic or free) joints."""
     n_r = 0
@@ -62,7 +62,7 @@ def counts(tree):
     return n_r, tree.shape[0] - n_r
 
 
-@jit
+@inline
 def joint_inputs(tree, q, qd, x_rigid, x):
     """x (all joints): x_rigid at the rigid joints, Gamma_j at the passive ones."""
     for i in range(tree.shape[0]):
@@ -73,7 +73,7 @@ def joint_inputs(tree, q, qd, x_rigid, x):
             x[k] = passive_torque(tree[i], q[k], qd[k])
 
 
-@jit
+@inline
 def add_K_gamma(K, gamma, out):
     """out += K gamma for a row-major 6x6 K. gamma = v x S qd has no component 2 or 5 for either joint type
     (S is e_3 or e_6), so those columns are skipped."""

@@ -17,7 +17,7 @@ from .parallel_kinematics import (F_ACCEL, F_FEXT, F_POSE, F_Q, F_QD, F_QDD, F_T
                                   ZERO_QUAT, cross, finite_status, inverse_jacobian, joint_to_cartesian, leg_motion,
                                   lu_solve, pose_rotation, st)
 from .rnea import NO_FEXT, rnea
-from .spatial import entry, jit, split
+from .spatial import entry, inline, jit, split
 
 
 @jit
@@ -116,13 +116,13 @@ def cartesian_fd(PK, LK, pose, twist, tau, fext, flags, out, R, W, Jinv, qlen, U
     return st(SINGULAR_MASS, bad) if bad >= 0 else 0
 
 
-@jit
+@inline
 def carve(buf, k, r, c):
     """A C-contiguous (r, c) view of the scratch buffer at offset k."""
     return buf[k:k + r * c].reshape((r, c))
 
 
-@jit
+@inline
 def scratch(buf):
     """The kernels' scratch arrays, carved from one allocation (R, W, Jinv, qlen, U, P, lq, lqd, lqdd,
     gam, E, t, M); buf needs SCRATCH entries."""

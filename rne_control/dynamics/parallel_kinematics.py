@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from .spatial import entry, jit
+from .spatial import entry, inline, jit
 
 NL = 6
 ROW_PLATFORM, ROW_GRAVITY = 6, 7
@@ -28,12 +28,12 @@ FK_MAXIT = 60
 FK_MAXSTEP = 0.25     # m or rad: a Newton step is scaled down to this, for far-away guesses
 
 
-@jit
+@inline
 def st(kind, idx):
     return kind * 100 + idx
 
 
-@jit
+@inline
 def finite_status(x, field):
     for k in range(x.shape[0]):
         if not math.isfinite(x[k]):
@@ -41,7 +41,7 @@ def finite_status(x, field):
     return 0
 
 
-@jit
+@inline
 def pose_rotation(pose, R):
     """R (3, 3) of the quaternion pose[3:7] = [x, y, z, w] (normalised here; it is written back
     normalised); returns False for a zero quaternion."""
@@ -56,14 +56,14 @@ def pose_rotation(pose, R):
     return True
 
 
-@jit
+@inline
 def cross(a, b, out):
     out[0] = a[1] * b[2] - a[2] * b[1]
     out[1] = a[2] * b[0] - a[0] * b[2]
     out[2] = a[0] * b[1] - a[1] * b[0]
 
 
-@jit
+@inline
 def dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
@@ -118,7 +118,7 @@ def lu_solve(A, b, x, M, transpose):
     return -1
 
 
-@jit
+@inline
 def rotate_quat_left(pose, dphi):
     """quat <- exp(dphi) (x) quat: rotate the platform by the small rotation vector dphi (base frame)."""
     a = math.sqrt(dot(dphi, dphi))

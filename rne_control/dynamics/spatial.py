@@ -31,9 +31,9 @@ jit = nb.njit(cache=True, nogil=True, error_model="numpy")
 # The entry points of the kernels hold the GIL (no nogil): they work in the model's own workspace, so
 # calls on one model from several threads must not overlap.
 entry = nb.njit(cache=True, error_model="numpy")
-# numba-IR inlining of the tree kernels' small helpers saves their call overhead (single-call speed).
-# The closed-loop, parallel and elastic kernels call theirs as plain functions (jit): inlined there
-# the IR grows so much that compiling one closed-loop model took over 5 minutes instead of about one.
+# numba-IR inlining of the kernels' small helpers saves their call overhead (single-call speed). The
+# closed-loop kernels call theirs as plain functions (jit): inlined there the IR grows so much that
+# compiling them took over 5 minutes instead of about one.
 inline = nb.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 
 
