@@ -10,12 +10,13 @@ beside a bare rclpy timer publishing the same message at 1 kHz (this machine's b
 ``make bench-loop``).
 
 Reports the controller's resident memory every 10 s and its slope over minutes 2-10 (the last 80% of a
-shorter run), a tracemalloc diff of its top allocations over that window, rne_sim's memory per
+shorter run), with ``--tracemalloc`` a tracemalloc diff of its top allocations over that window (it
+slows every allocation of the controller, which then no longer keeps 1 kHz on 2 cores), rne_sim's memory per
 incarnation, late cycles against the baseline, stale events (one per restart expected), rejected
 messages (0 expected), the worst command step outside ramps and stale periods, whether any non-finite
 value was published, and whether every restart recovered with a ramp; then the issue's goals.
 
-    bench/soak.py [--minutes 10] [--rate 1000] [--config config/arm7_controller.yaml] [--no-tracemalloc]
+    bench/soak.py [--minutes 10] [--rate 1000] [--config config/arm7_controller.yaml] [--tracemalloc]
 
 A benchmark, not a test: the figures depend on the machine (2 shared cores here).
 """
@@ -194,7 +195,7 @@ def run(args) -> int:
         return p
 
     sim = start_sim()
-    if args.no_tracemalloc:
+    if not args.tracemalloc:
         ctl_argv = console("rne_controller") + ros_args
     else:
         ctl_argv = [sys.executable, str(Path(__file__).resolve()), "--controller-node", "--trace-out", str(trace_out),
@@ -502,7 +503,8 @@ def main(argv=None) -> int:
     ap.add_argument("--minutes", type=float, default=10.0, help="length of the soak (default 10)")
     ap.add_argument("--rate", type=float, default=1000.0)
     ap.add_argument("--config", default="config/arm7_controller.yaml")
-    ap.add_argument("--no-tracemalloc", action="store_true", help="run the controller without tracemalloc")
+    ap.add_argument("--tracemalloc", action="store_true",
+                    help="run the controller under tracemalloc (a diff of its top allocations; slows it down)")
     ap.add_argument("--controller-node", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--trace-out", default="", help=argparse.SUPPRESS)
     ap.add_argument("--trace-start", type=float, default=120.0, help=argparse.SUPPRESS)

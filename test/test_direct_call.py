@@ -24,3 +24,11 @@ def test_direct_call_inputs(function, compiled_kernels):
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and r.stdout.strip().endswith("DONE"), \
         f"exit {r.returncode}\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
+
+
+def test_direct_call_elastic_inverse_dynamics(compiled_kernels):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+    r = subprocess.run([sys.executable, str(HERE / "direct_call_elastic.py")], env=env, cwd=HERE,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip().endswith("DONE"), \
+        f"exit {r.returncode}\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"

@@ -69,7 +69,7 @@ def expected_law(model, q_hold):
 
 def test_one_command_per_state_computed_from_it(ros_procs, ros_node):
     model = rc.load_model(PUMA)
-    ctl = start(ros_procs)
+    ctl = start(ros_procs, state_timeout=30.0)     # no stale hold within the test, however slow the machine
     d = Driver(ros_node)
     q0 = np.array([0.1, 0.7, -0.4, 0.2, 0.3, 0.1])
     d.connect(ctl, q0)
@@ -81,10 +81,11 @@ def test_one_command_per_state_computed_from_it(ros_procs, ros_node):
     rng = np.random.default_rng(3)
     states = [(q0 + rng.uniform(-0.3, 0.3, 6), rng.uniform(-1, 1, 6)) for _ in range(40)]
     d.cmds.clear()
-    for q, qd in states:
+    for k, (q, qd) in enumerate(states):      # one at a time: each answered before the next is sent
         d.pub.publish(js(J, q, qd))
-        time.sleep(0.02)
-    ros_node.wait_for(lambda: len(d.cmds) >= len(states), 5.0)
+        assert ros_node.wait_for(lambda: len(d.cmds) >= k + 1, 10.0), f"no command for state {k}"
+        time.sleep(0.01)
+        assert len(d.cmds) == k + 1, f"{len(d.cmds)} commands after {k + 1} states"
     time.sleep(0.3)
     msgs, _ = d.cmds.snapshot()
     assert len(msgs) == len(states), f"{len(msgs)} commands for {len(states)} states"

@@ -35,6 +35,7 @@ a_j^T alpha_j per rigid joint. The Ia_j in (72) is (36)'s rotor term (zero for a
 import numpy as np
 
 from .aba import NO_FEXT, aba, aba_forward, add_xT_M_x
+from .direct import NOT_DIRECT, arrays_ok, is_array, matrix, vector
 from .spatial import (F_OUT, F_Q, F_QD, F_TAU, FREE_JOINT, FRICTION, FS, FV, IA, QIDX, REVOLUTE, RIGID_JOINT, ROLE,
                       SINGULAR, SUBIDX, STIFFNESS, REST, DAMPING, add_xT_force, body, entry, gravity_status,
                       inline, jit, length_status, sgn, split, status, x_motion)
@@ -181,9 +182,14 @@ def elastic_aba(tree, dyn, q, qd, tau_r, f_ext, flags, qdd, ws, scratch):
 
 
 @entry
-def elastic_rnea_one(K, q, qd, qdd_r, flags, tau_r, qdd_p):
-    tree, dyn, ws, scratch = split(K)
-    return elastic_rnea(tree, dyn, q, qd, qdd_r, NO_FEXT, flags, tau_r, qdd_p, ws, scratch)
+def elastic_rnea_one(args, flags):
+    """The direct call (see direct.py): ``args`` is the address of the tuple
+    (ndarray, K, q, qd, qdd_r, tau_r, qdd_p); tau_r and qdd_p are the outputs."""
+    if not (arrays_ok(args, 4, 1) and is_array(args, 5, 1, True)):   # both outputs writeable
+        return NOT_DIRECT
+    tree, dyn, ws, scratch = split(matrix(args, 1))
+    return elastic_rnea(tree, dyn, vector(args, 2), vector(args, 3), vector(args, 4), NO_FEXT, flags,
+                        vector(args, 5), vector(args, 6), ws, scratch)
 
 
 @entry

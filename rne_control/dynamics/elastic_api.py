@@ -16,13 +16,15 @@ import numpy as np
 from ..model.errors import InputError
 from . import elastic as el
 from .calls import FIELDS, FLAGS, MODEL, arr, check, close, external_forces, model_array, prepare, sized_arrays
+from .direct import DIRECT, entry_point, not_compiled
 from .spatial import FRICTION, LENGTH
 
 _f1, _f2, _f3 = arr(1), arr(2), arr(3)
-_empty, _zeros = np.empty, np.zeros
-_id_one, _fd_one = el.elastic_rnea_one, el.elastic_aba_one
+_empty, _zeros, _id, _ndarray = np.empty, np.zeros, id, np.ndarray
+_fd_one = el.elastic_aba_one
+_id_one = not_compiled   # the direct entry point of elastic_rnea_one (direct.py), once compiled
 KERNELS = {
-    "id": (el.elastic_rnea_one, (*MODEL, _f1, _f1, _f1, FLAGS, _f1, _f1),
+    "id": (el.elastic_rnea_one, DIRECT,
            el.elastic_rnea_many, (*MODEL, _f2, _f2, _f2, _f3, FLAGS, _f2, _f2)),
     "fd": (el.elastic_aba_one, (*MODEL, _f1, _f1, _f1, FLAGS, _f1),
            el.elastic_aba_many, (*MODEL, _f2, _f2, _f2, _f3, FLAGS, _f2)),
@@ -50,9 +52,12 @@ def _arrays(model, q, qd, x, x_name):
 
 
 def _checked(model, name, q, qd, x, x_name, K, f_ext, flags, out_sizes):
+    global _id_one
     one, one_sig, many, many_sig = KERNELS[name]
     prepare(one, [one_sig])
     prepare(many, [many_sig])
+    if name == "id" and _id_one is not_compiled:
+        _id_one = entry_point(one)
     arrays, N = _arrays(model, q, qd, x, x_name)
     single = N is None
     if single:
@@ -74,16 +79,14 @@ def elastic_inverse_dynamics(model, q, qd, qdd_rigid, f_ext=None, gravity=None, 
     """
     flags = FRICTION if friction else 0
     if f_ext is None and gravity is None:
-        try:
-            n_r, n_u = model._split_sizes
-            tau, qdd = _empty(n_r), _empty(n_u)
-            st = _id_one(model._K, q, qd, qdd_rigid, flags, tau, qdd)
-        except TypeError:
-            pass
-        else:
-            if st:
-                _check(model, st, "qdd_rigid")
+        n_r, n_u = model._split_sizes
+        tau, qdd = _empty(n_r), _empty(n_u)
+        args = (_ndarray, model._K, q, qd, qdd_rigid, tau, qdd)
+        st = _id_one(_id(args), flags)
+        if st == 0:
             return tau, qdd
+        if st > 0:
+            _check(model, st, "qdd_rigid")
     return tuple(_checked(model, "id", q, qd, qdd_rigid, "qdd_rigid", model_array(model, gravity), f_ext or {},
                           flags, (len(model.rigid_index), len(model.unactuated_index))))
 

@@ -7,69 +7,7 @@ effort interfaces, or any driver taking effort arrays).
 
 Run it as ``rne_controller --ros-args --params-file config/puma560_controller.yaml``.
 
-Parameters
-----------
-Model and loop (read-only; changing them needs a restart):
-
-========================  ==========  ============================  ===========================================
-name                      type        default                       meaning
-========================  ==========  ============================  ===========================================
-robot_description         string      ""                            URDF XML. If it and model_file are empty, the
-                                                                    node waits for ``/robot_description``
-                                                                    (std_msgs/String, transient local)
-model_file                string      ""                            URDF or DH-YAML path: absolute, or relative
-                                                                    to the share folder / source checkout
-floating_base             bool        unset (from the model file)   load the model with a floating base (implied
-                                                                    when ``base`` starts as moving/free_floating)
-joints                    string[]    unset (the actuated joints)   controlled joints; also the output order. A
-                                                                    tree accepts any subset of its movable
-                                                                    joints; closed loops, elastic robots and
-                                                                    platforms control exactly their actuated ones
-locked.<joint>            double      0.0                           value of an uncontrolled tree joint when
-                                                                    /joint_states lacks it
-loop_tolerance            double      0.01                          closed loops: rad or m a measured passive
-                                                                    joint may differ from the closed solution
-rate                      double      500.0                         control rate, Hz (an integer is accepted);
-                                                                    with trigger state, the nominal rate
-trigger                   string      timer                         timer: a cycle every 1/rate with the newest
-                                                                    state | state: a cycle per new joint state
-trigger_joints            string[]    unset (the required joints)   trigger state: the joints whose update
-                                                                    starts a cycle
-command_topic             string      /effort_controller/commands   output topic
-command_type              string      float64_multi_array           float64_multi_array | joint_state
-state_publish_rate        double      100.0                         ~/controller_state rate, Hz (0: every cycle)
-velocity_filter_cutoff    double      50.0                          Hz, filter of the velocity estimate used
-                                                                    when /joint_states has no velocities
-cpu_affinity              integer[]   unset                         CPUs to pin the process to
-sched_priority            integer     0                             SCHED_FIFO priority (1..99) if allowed; 0 off
-gc_freeze                 bool        true                          gc.freeze() after start-up
-========================  ==========  ============================  ===========================================
-
-Control (changeable at run time; validated, a bad value is refused with a
-reason and the running values stay):
-
-========================  ==========  ============================  ===========================================
-mode                      string      computed_torque               computed_torque | gravity | coriolis |
-                                                                    gravity_coriolis | off
-base                      string      fixed                         fixed | moving | free_floating
-base_velocity_source      string      odometry                      odometry | momentum (free_floating)
-kp, kd                    double[]    unset: 100, 20 per joint      computed-torque gains (omega = 10 rad/s,
-                                                                    critically damped), 1/s^2 and 1/s
-hold_kp, hold_kd          double[]    unset: 0 per joint            PD added to the compensation modes,
-                                                                    N m/rad and N m s/rad
-gravity                   double[3]   unset: the model's            m/s^2, world frame
-payload_link              string      ""                            link carrying the payload ("" none)
-payload_mass              double      0.0                           kg, >= 0
-payload_com               double[3]   [0, 0, 0]                     m, link frame
-payload_inertia           double[6]   [0]*6                         ixx iyy izz ixy ixz iyz about the COM, kg m^2
-                                                                    (positive definite, or all 0: point mass)
-friction_compensation     bool        false                         add the model's Fs sign(qd) + Fv qd
-effort_limits             double[]    unset: the model's            N m or N, > 0; the output is clamped to them
-state_timeout             double      0.05                          s: every controlled joint must have been
-                                                                    received within it, else on_stale
-on_stale                  string      hold                          hold | zero | stop
-ramp_time                 double      0.5                           s of linear blend after a change
-========================  ==========  ============================  ===========================================
+Parameters: see :mod:`rne_control.ros.controller_settings`.
 
 Topics
 ------
@@ -130,19 +68,16 @@ by the next cycle; with the default ``trigger_joints`` it starts a cycle
 itself. Choose ``state`` when one driver publishes the controlled joints at the
 control rate (rne_sim at ``publish_rate``, a ros2_control joint_state_broadcaster
 at the controller manager's rate); ``timer`` when states come faster or
-irregularly and a fixed command rate matters. Either way a timer at ``rate``
-runs the watchdog: while the state is stale it applies ``on_stale`` at ``rate``,
-and recovery, ramps, trajectory ends and parameter changes behave the same.
+irregularly and a fixed command rate matters. Either way a timer runs the
+watchdog (with ``state``: every 5 ms while the state is fresh, so that it does not
+wake the executor at ``rate`` besides the states, and at ``rate`` while it is
+stale): while the state is stale it applies ``on_stale`` at ``rate``, and
+recovery, ramps, trajectory ends and parameter changes behave the same.
 With ``use_sim_time`` the cycle always runs on ``/clock`` (lockstep).
 ``latency_p50_us``/``latency_p99_us``/``latency_max_us`` in the diagnostics
 run from the arrival of the joint state a command used (callback entry) to the
-return of its publish call, on the node's monotonic clock. With
-``use_sim_time`` the timer runs on ``/clock``; each cycle first takes the
-joint states still queued and, when the latest is older than the timer's time
-(a lockstep simulator publishes the state of step k, then /clock = t_k), waits
-up to 5 ms (wall) for that state, so that lockstep simulation is
-deterministic. The diagnostics' ``compute_time`` runs from timer entry to the
-hand-off of the command to rclpy; ``publish_time`` is the publish call itself.
+return of its publish call, on the node's monotonic clock. The cycle itself
+is in :mod:`rne_control.ros.controller_loop`.
 
 The node exits with code 0 on SIGINT.
 """
@@ -169,13 +104,12 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 from ..control.laws import SPLIT_PARTS, BaseState, ControlLaw
-from ..control.plant import StateError
 from ..control.plants import make_plant
 from ..control.limits import EffortLimiter
 from ..control.ramp import OffsetRamp, Ramp
 from ..control.trajectory import TrajectoryError, TrajectoryGenerator
 from ..control.warmup import warm_up_law, warm_up_output, warm_up_trajectory
-from ..control.watchdog import FRESH, NO_STATE, STALE, Watchdog
+from ..control.watchdog import Watchdog
 from ..compile import CompileMonitor
 from .conversions import (JointStateError, JointStateMapper, accel_fields, bind_float_field,
                           controller_state_message, odometry_fields, trajectory_fields)
@@ -185,15 +119,14 @@ from .controller_settings import (COMMAND_TYPES, RUNTIME_NAMES, RUNTIME_SPECS, S
 from .params import Spec, T, TypedParameters
 from .loop_stats import LoopStats
 from .realtime import apply_realtime_options
+from .controller_loop import WATCH_PERIOD, ControlLoop
 from .runner import STOP, run
 from .paths import resolve_model_file
 
 NODE_NAME = "rne_controller"
-# with use_sim_time: how long (wall s) a cycle waits for the joint state stamped with its own time
-SIM_STATE_WAIT = 0.005
 
 
-class ControllerNode(Node):
+class ControllerNode(ControlLoop, Node):
     def __init__(self, node_name: str = NODE_NAME, **kwargs):
         super().__init__(node_name, **kwargs)
         self._ready = False
@@ -380,6 +313,8 @@ class ControllerNode(Node):
         self.create_subscription(AccelStamped, "base_accel", self._on_accel, 10)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self._timer = self.create_timer(self.period, self._on_timer)
+        self._period_ns = self._timer.timer_period_ns
+        self._watch_period_ns = max(self._period_ns, int(WATCH_PERIOD * 1e9))
         self._diag_timer = self.create_timer(1.0, self._on_diagnostics,
                                              clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._fjt = follow_joint_trajectory.create_server(self)   # None without control_msgs
@@ -511,13 +446,6 @@ class ControllerNode(Node):
         limit = now_ns - int(self.watchdog.timeout * 1e9)
         return [j for j, i in zip(self.mapper.required, self.mapper.required_index) if self._recv_ns[i] < limit]
 
-    @staticmethod
-    def _state_time(msg, now_ns) -> float:
-        st = msg.header.stamp
-        if st.sec or st.nanosec:
-            return st.sec + 1e-9 * st.nanosec
-        return now_ns * 1e-9
-
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         self.accept_trajectory("joint_trajectory", "~/joint_trajectory", *trajectory_fields(msg))
 
@@ -557,177 +485,6 @@ class ControllerNode(Node):
             self.base_state.set_classical_accel(lin, ang)
         except ValueError as e:
             self._reject("base_accel", "base_accel", e)
-
-    # ------------------------------------------------------------ the loop
-    def _drain_joint_states(self) -> bool:
-        """Process joint states that have arrived but not been dispatched yet; True if any."""
-        sub = self._js_sub
-        took = False
-        while True:
-            with sub.handle:
-                info = sub.handle.take_message(sub.msg_type, sub.raw)
-            if info is None:
-                return took
-            took = True
-            self._on_joint_state(info[0])
-
-    def _on_state_trigger(self, msg: JointState) -> None:
-        """trigger: state. Merge this message and any queued behind it (the newest state wins), then run
-        one cycle if a trigger joint was updated and every required joint is fresh."""
-        self._on_joint_state(msg)
-        self._drain_joint_states()
-        if self._new_state and self._ready:
-            wd = self.watchdog
-            now_ns = self._now_ns()
-            if now_ns * 1e-9 - wd.last <= wd.timeout:
-                entry = time.perf_counter_ns()
-                self.stats.timer_entry(entry)
-                self._cycle(entry, now_ns)
-
-    def _on_timer(self) -> None:
-        if self._trigger_state:  # the watchdog's timer: a cycle only when the state has gone stale
-            wd = self.watchdog
-            if wd.last == -math.inf or self._now() - wd.last <= wd.timeout:
-                return
-        entry = time.perf_counter_ns()
-        self.stats.timer_entry(entry)
-        now_ns = self._now_ns()
-        # take the joint states still queued: the executor hands the timer and the subscription one
-        # callback each in turn, so a backlog built up once (at start-up, a hiccup) would otherwise
-        # stay, and every cycle would compute from a state that old (100 ms of a 1 kHz driver)
-        self._drain_joint_states()
-        if self._sim_time:
-            # lockstep simulation: wait for the state of this step (published before /clock), so that
-            # the run is deterministic
-            if self._active and self.watchdog.status == FRESH and 0 < self._state_stamp_ns < now_ns:
-                deadline = time.perf_counter() + SIM_STATE_WAIT
-                while self._state_stamp_ns < now_ns and time.perf_counter() < deadline:
-                    if not self._drain_joint_states():
-                        time.sleep(0.0001)
-        self._cycle(entry, now_ns)
-
-    def _activate(self, now: float, recovered: bool) -> None:
-        self.traj.reset(self.mapper.q[self.ctrl_idx])
-        self.feedback_ramp.start(now)
-        self._active = True
-        self._ramp_from_last = recovered and self._have_published and not self._stopped
-        if recovered:
-            self.get_logger().info("joint states fresh again: holding the measured position, ramping in")
-
-    def _cycle(self, entry_ns: int, now_ns: int) -> None:
-        self._cycles += 1
-        now = now_ns * 1e-9
-        ramp_request = False
-        if self._pending is not None:
-            s, self._pending = self._pending, None
-            ramp_request = self._apply_settings(s, now)
-        wd = self.watchdog
-        status = wd.check(now)
-        if status == NO_STATE:
-            if self._state_count:   # some joints came, not all the required ones
-                self.get_logger().warning("joint state incomplete: no %s received yet (required: %s)"
-                                          % (", ".join(self.stale_joints(now_ns)), ", ".join(self.mapper.required)),
-                                          throttle_duration_sec=5.0)
-            return
-        cmd = self._cmd
-        if status == STALE:
-            if wd.went_stale:
-                self.get_logger().warning("no valid joint state for %.3f s (state_timeout %.3f s) from %s: %s"
-                                          % (wd.age(now), wd.timeout, ", ".join(self.stale_joints(now_ns)),
-                                             wd.on_stale))
-                try:  # hold the newest state received (else the last accepted one)
-                    self.plant.set_state(self.mapper.q, self.mapper.qd)
-                except StateError:
-                    pass
-                self.law.hold_torque(self._hold_cmd)
-            if wd.on_stale == "stop":
-                self._stopped = True
-                return
-            if wd.on_stale == "zero":
-                cmd.fill(0.0)
-            else:
-                self.limiter.apply(self._hold_cmd, out=cmd)
-            self._publish_command(entry_ns, now_ns)
-            return
-        if not self._active or wd.recovered:
-            self._activate(now, wd.recovered)
-            if self._ramp_from_last:
-                ramp_request = True
-            self._stopped = False
-        self._q_d, self._qd_d, self._qdd_d = self.traj.sample(now)
-        s = self.feedback_ramp.fraction(now)
-        try:
-            sel = self.law.compute(self.mapper.q, self.mapper.qd, self._q_d, self._qd_d, self._qdd_d, s)
-        except StateError as e:  # e.g. a loop that does not close at the measured state: hold the last good one
-            if self._state_count != self._state_rejected_at:   # count each received state once
-                self._state_rejected_at = self._state_count
-                self._reject("joint_states", "/joint_states", e)
-            self._hold(entry_ns, now_ns, reset=False)
-            return
-        except ValueError as e:  # a non-finite reference must never stop the loop nor reach the output
-            self.get_logger().error("control law failed (%s): holding the measured position" % e,
-                                    throttle_duration_sec=1.0)
-            self._hold(entry_ns, now_ns, reset=True)
-            return
-        if ramp_request and self._have_published:
-            self.output_ramp.start_blend(now, self._last_cmd, sel)
-        self.output_ramp.apply(now, sel)
-        if self.limiter.apply(sel, out=cmd):
-            self._sat_mask |= self.limiter.saturated.astype(bool)
-        self.stats.latency(self._arrival_ns, self._publish_command(entry_ns, now_ns))
-        self._new_state = False
-        if self._fjt is not None:
-            self._fjt.update(now)
-        if self._cycles % self._state_every == 0:
-            self._publish_state(s, sel_law=None)
-            if self._platform is not None:
-                self._platform.publish_state(now_ns)
-
-    def _hold(self, entry_ns: int, now_ns: int, reset: bool) -> None:
-        """Publish the gravity torques of the last accepted state, clamped; ``reset``: the desired state
-        holds the measured position from now on."""
-        if reset:
-            self.traj.reset(self.mapper.q[self.ctrl_idx])
-        self.limiter.apply(self.law.hold_torque(self._hold_cmd), out=self._cmd)
-        self._publish_command(entry_ns, now_ns)
-
-    def _publish_command(self, entry_ns: int, now_ns: int) -> int:
-        """Publish self._cmd; returns the time the publish call returned (time.perf_counter_ns())."""
-        if self._cmd_is_js:
-            st = self._cmd_msg.header.stamp
-            st.sec = now_ns // 1000000000
-            st.nanosec = now_ns % 1000000000
-        handoff = time.perf_counter_ns()
-        self._cmd_pub.publish(self._cmd_msg)
-        done = time.perf_counter_ns()
-        self.stats.published_command(entry_ns, handoff, done)
-        np.copyto(self._last_cmd, self._cmd)
-        self._have_published = True
-        return done
-
-    def _publish_state(self, s: float, sel_law=None) -> None:
-        try:
-            parts = self.law.split(self.mapper.q, self.mapper.qd, self._q_d, self._qd_d, self._qdd_d, s, None,
-                                   self._parts)
-            extra = self.plant.extra_state()
-        except Exception as e:  # never let the diagnostics path kill the loop
-            self.get_logger().warning("controller_state: %s" % e, throttle_duration_sec=5.0)
-            return
-        S = self._state2d
-        S[0] = self._q_d
-        S[1] = self._qd_d
-        S[2] = self._qdd_d
-        S[3] = self.plant.q
-        S[4] = self.plant.qd
-        S[5] = S[0] - S[3]
-        S[6] = S[1] - S[4]
-        S[7] = self._cmd
-        for r, k in enumerate(SPLIT_PARTS):
-            S[9 + r] = parts[k]
-        S[8] = S[9:15].sum(axis=0)
-        for k, view in self._state_extra.items():
-            view[:] = extra[k]
-        self._state_pub.publish(self._state_msg)
 
     # ------------------------------------------------------------ diagnostics
     def _on_diagnostics(self) -> None:

@@ -3,6 +3,70 @@
 ``STATIC_SPECS`` are read at start (changing them needs a restart); ``RUNTIME_SPECS`` can change at run
 time. :class:`Settings` validates one snapshot of the run-time values; a ``ValueError`` refuses the
 change with its reason and the running values stay.
+
+Parameters
+----------
+Model and loop (read-only; changing them needs a restart):
+
+========================  ==========  ============================  ===========================================
+name                      type        default                       meaning
+========================  ==========  ============================  ===========================================
+robot_description         string      ""                            URDF XML. If it and model_file are empty, the
+                                                                    node waits for ``/robot_description``
+                                                                    (std_msgs/String, transient local)
+model_file                string      ""                            URDF or DH-YAML path: absolute, or relative
+                                                                    to the share folder / source checkout
+floating_base             bool        unset (from the model file)   load the model with a floating base (implied
+                                                                    when ``base`` starts as moving/free_floating)
+joints                    string[]    unset (the actuated joints)   controlled joints; also the output order. A
+                                                                    tree accepts any subset of its movable
+                                                                    joints; closed loops, elastic robots and
+                                                                    platforms control exactly their actuated ones
+locked.<joint>            double      0.0                           value of an uncontrolled tree joint when
+                                                                    /joint_states lacks it
+loop_tolerance            double      0.01                          closed loops: rad or m a measured passive
+                                                                    joint may differ from the closed solution
+rate                      double      500.0                         control rate, Hz (an integer is accepted);
+                                                                    with trigger state, the nominal rate
+trigger                   string      timer                         timer: a cycle every 1/rate with the newest
+                                                                    state | state: a cycle per new joint state
+trigger_joints            string[]    unset (the required joints)   trigger state: the joints whose update
+                                                                    starts a cycle
+command_topic             string      /effort_controller/commands   output topic
+command_type              string      float64_multi_array           float64_multi_array | joint_state
+state_publish_rate        double      100.0                         ~/controller_state rate, Hz (0: every cycle)
+velocity_filter_cutoff    double      50.0                          Hz, filter of the velocity estimate used
+                                                                    when /joint_states has no velocities
+cpu_affinity              integer[]   unset                         CPUs to pin the process to
+sched_priority            integer     0                             SCHED_FIFO priority (1..99) if allowed; 0 off
+gc_freeze                 bool        true                          gc.freeze() after start-up
+========================  ==========  ============================  ===========================================
+
+Control (changeable at run time; validated, a bad value is refused with a
+reason and the running values stay):
+
+========================  ==========  ============================  ===========================================
+mode                      string      computed_torque               computed_torque | gravity | coriolis |
+                                                                    gravity_coriolis | off
+base                      string      fixed                         fixed | moving | free_floating
+base_velocity_source      string      odometry                      odometry | momentum (free_floating)
+kp, kd                    double[]    unset: 100, 20 per joint      computed-torque gains (omega = 10 rad/s,
+                                                                    critically damped), 1/s^2 and 1/s
+hold_kp, hold_kd          double[]    unset: 0 per joint            PD added to the compensation modes,
+                                                                    N m/rad and N m s/rad
+gravity                   double[3]   unset: the model's            m/s^2, world frame
+payload_link              string      ""                            link carrying the payload ("" none)
+payload_mass              double      0.0                           kg, >= 0
+payload_com               double[3]   [0, 0, 0]                     m, link frame
+payload_inertia           double[6]   [0]*6                         ixx iyy izz ixy ixz iyz about the COM, kg m^2
+                                                                    (positive definite, or all 0: point mass)
+friction_compensation     bool        false                         add the model's Fs sign(qd) + Fv qd
+effort_limits             double[]    unset: the model's            N m or N, > 0; the output is clamped to them
+state_timeout             double      0.05                          s: every controlled joint must have been
+                                                                    received within it, else on_stale
+on_stale                  string      hold                          hold | zero | stop
+ramp_time                 double      0.5                           s of linear blend after a change
+========================  ==========  ============================  ===========================================
 """
 from __future__ import annotations
 
