@@ -25,8 +25,6 @@ import argparse
 import json
 import os
 import re
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -34,6 +32,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from rne_control.ros.demo_node import Spawned, console  # noqa: F401 (console: soak imports it)
 
 REPO = Path(__file__).resolve().parent.parent
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -107,37 +107,19 @@ def fmt_us(x):
     return "n/a" if x is None or not np.isfinite(x) else f"{x * 1e6:8.1f} us"
 
 
-def console(exe):
-    cand = Path(sys.executable).parent / exe
-    if cand.exists():
-        return [str(cand)]
-    return [sys.executable, "-m", {"rne_sim": "rne_control.ros.sim_node",
-                                   "rne_controller": "rne_control.ros.controller_node"}[exe]]
+class Proc(Spawned):
+    """rne_demo's process, with the names the benchmarks use: ``p`` (its Popen), ``log`` (its log file)."""
 
+    @property
+    def p(self):
+        return self.proc
 
-class Proc:
-    def __init__(self, name, argv, logdir):
-        self.name = name
-        self.log = Path(logdir) / f"{name}.log"
-        self._f = open(self.log, "wb")
-        self.p = subprocess.Popen(argv, stdout=self._f, stderr=subprocess.STDOUT, start_new_session=True)
-
-    def alive(self):
-        return self.p.poll() is None
+    @property
+    def log(self):
+        return self.log_path
 
     def stop(self):
-        if self.p.poll() is None:
-            try:
-                os.killpg(self.p.pid, signal.SIGINT)
-                self.p.wait(timeout=10)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                try:
-                    os.killpg(self.p.pid, signal.SIGKILL)
-                    self.p.wait(timeout=5)
-                except (ProcessLookupError, subprocess.TimeoutExpired):
-                    pass
-        self._f.close()
-        return self.p.returncode
+        return super().stop(timeout=10.0)
 
 
 def _num(s):
@@ -170,7 +152,6 @@ def run_once(args, trigger):
     import yaml
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
-    from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
     from trajectory_msgs.msg import JointTrajectory
 

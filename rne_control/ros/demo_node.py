@@ -59,11 +59,12 @@ class Spawned:
         except OSError:
             return ""
 
-    def stop(self):
+    def stop(self, timeout=5.0):
+        """SIGINT to the process group, SIGKILL after ``timeout`` s; returns the exit code."""
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGINT)
-                self.proc.wait(timeout=5)
+                self.proc.wait(timeout=timeout)
             except (ProcessLookupError, subprocess.TimeoutExpired):
                 try:
                     os.killpg(self.proc.pid, signal.SIGKILL)
