@@ -31,6 +31,28 @@ def true_parameters(model, seed=0):
     return pi
 
 
+def mismatched_parameters(model, seed=0, payload=2.0, payload_com=(0.0, 0.0, 0.1), payload_radius=0.05,
+                          viscous=1.0, coulomb=1.0):
+    """pi of a "true" robot that differs from ``model`` as real ones differ from their vendor's file: each
+    link's inertial parameters scaled by 1 +/- [0.2, 0.4] (random sign; a scaling keeps them physically
+    consistent), a solid sphere of ``payload`` kg and ``payload_radius`` m at ``payload_com`` (m, last link's
+    frame) on the last link (``model.link_names[-1]``), and viscous (N m s/rad) and Coulomb (N m) friction on every joint, each
+    ``viscous`` and ``coulomb`` times a factor in [0.5, 1.5]; rotor inertias as in ``model``."""
+    rng = np.random.default_rng(seed)
+    pi = rc.parameter_vector(model).copy()
+    nl = len(model.link_names)
+    for li in range(nl):
+        pi[10 * li:10 * li + 10] *= 1.0 + rng.choice([-1.0, 1.0]) * rng.uniform(0.2, 0.4)
+    c = np.asarray(payload_com, float)
+    I_o = payload * (0.4 * payload_radius ** 2 * np.eye(3) + c @ c * np.eye(3) - np.outer(c, c))
+    pi[10 * (nl - 1):10 * nl] += np.r_[payload, payload * c, I_o[0, 0], I_o[0, 1], I_o[1, 1], I_o[0, 2],
+                                      I_o[1, 2], I_o[2, 2]]
+    J = pi[10 * nl:].reshape(-1, 3)
+    J[:, 1] = viscous * rng.uniform(0.5, 1.5, model.n)
+    J[:, 2] = coulomb * rng.uniform(0.5, 1.5, model.n)
+    return pi
+
+
 def simulate(path, truth, ex, duration, seed, model_file=""):
     rng = np.random.default_rng(seed)
     t = np.cumsum(rng.uniform(0.8e-3, 1.2e-3, int(duration / 1e-3)))

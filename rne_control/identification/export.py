@@ -18,7 +18,7 @@ import yaml
 
 from ..model.errors import InputError
 from ..model.spatial import skew
-from .parameters import split_vector
+from .parameters import consistency_problems, split_vector
 
 HEADER = "# Written by rne_control identification (rne_identify fit); units SI, inertia about the COM.\n"
 
@@ -43,14 +43,23 @@ def write_model(result, path):
     if not result.physically_consistent:
         raise InputError("refusing to write a physically inconsistent model (" + "; ".join(result.problems[:3])
                          + "): fit with physical=True (rne_identify fit --physical)")
+    return write_parameters(result.model, result.pi, path)
+
+
+def write_parameters(model, pi, path):
+    """Write ``model`` with the parameter vector ``pi`` (rc.parameter_names order) to ``path`` (.yaml/.yml),
+    in the form of the file it was loaded from; returns the list of files written. Refuses a ``pi`` that is
+    not physically consistent."""
+    problems = consistency_problems(model, pi)
+    if problems:
+        raise InputError("refusing to write a physically inconsistent model (" + "; ".join(problems[:3]) + ")")
     path = os.fspath(path)
     if os.path.splitext(path)[1].lower() not in (".yaml", ".yml"):
         raise InputError(f"the output path must end in .yaml or .yml, got '{path}'")
-    model = result.model
     if model.source is None:
         raise InputError(f"model '{model.name}' was not loaded from a file: nothing to write it as")
     kind, src, _ = model.source
-    links, Ia, Fv, Fs = split_vector(model, result.pi)
+    links, Ia, Fv, Fs = split_vector(model, pi)
     joints = {j: (float(Ia[k]), float(Fv[k]), float(Fs[k])) for k, j in enumerate(model.joint_names)}
     if kind == "dh":
         return [_write_dh(src, links, joints, path)]

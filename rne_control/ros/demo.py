@@ -15,7 +15,9 @@ through a demo trajectory twice and compares the two control laws:
   legs) of gravity + PD against computed torque;
 * ``--robot arm7_sea`` (the 7-DOF arm on series-elastic actuators): computed torque with the rigid
   model (``ignore_elasticity``: the controller is restarted between the runs), then with the elastic
-  model; the springs' deflections are reported.
+  model; the springs' deflections are reported;
+* ``--identify`` (puma560, arm7): computed torque on a simulated robot whose parameters differ from the
+  controller's model, before and after ``rne_identify`` (rne_control.ros.demo_identify).
 
 It prints progress, a table of RMS and max tracking error per joint, the controller's loop
 statistics (from /diagnostics), and writes a PNG plot of desired vs actual (``rne_demo.png`` in the
@@ -32,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .demo_node import DemoNode, Spawned, console, find, write_params
+from .demo_node import DemoNode, Spawned, console, find, spawn_controller, wait_running
 from .demo_report import plot, print_report
 
 ROBOTS = {
@@ -158,7 +160,8 @@ def _phase(dn, label, f, T, lead=0.3, tail=0.5, task=None):
         qdes = pose_coordinates(home, [f(x)[0] for x in t])
     else:
         qdes = np.array([f(x)[0] for x in t])
-    res = dict(label=label, t=t, q=q, qd=qdes, err=q - qdes, extra=np.array([s[3] for s in states]))
+    res = dict(label=label, t=t, q=q, qd=qdes, err=q - qdes, extra=np.array([s[3] for s in states]),
+               tau=np.array([s[4] for s in states]), t_stamp=t + start)
     if odom:
         p = np.array([o[1] for o in odom if start <= o[0] <= end] or [odom[0][1]])
         quat = np.array([o[2] for o in odom if start <= o[0] <= end] or [odom[0][2]])
@@ -189,6 +192,9 @@ def main(argv=None):
     ap.add_argument("--robot", choices=sorted(ROBOTS), default="puma560")
     ap.add_argument("--output", default="rne_demo.png", help="plot file (default: rne_demo.png)")
     ap.add_argument("--no-spawn", action="store_true", help="drive running rne_sim/rne_controller nodes")
+    ap.add_argument("--identify", action="store_true",
+                    help="computed torque on a mismatched robot before and after rne_identify (puma560, arm7)")
+    ap.add_argument("--lockstep", action="store_true", help="with --identify: rne_sim in lockstep (sim time)")
     # ROS arguments (when started by launch) are ignored
     args, _unknown = ap.parse_known_args(argv if argv is not None else sys.argv[1:])
     t_begin = time.monotonic()
@@ -197,6 +203,9 @@ def main(argv=None):
     import yaml
 
     cfg = yaml.safe_load(cfg_path.read_text())
+    if args.identify:
+        from .demo_identify import run
+        return run(args, spec, cfg_path, cfg)
     ctl_cfg = cfg["/**/rne_controller"]["ros__parameters"]
     sim_cfg = cfg["/**/rne_sim"]["ros__parameters"]
     joints = list(ctl_cfg["joints"])
@@ -235,23 +244,11 @@ def main(argv=None):
     try:
         if not args.no_spawn:
             _log(f"robot {args.robot}: starting rne_sim and rne_controller ({cfg_path})")
-            ctl_over = write_params(Path(tmp) / "controller.yaml", "rne_controller", phases[0][1])
             procs.append(Spawned("rne_sim", console("rne_sim") + ["--ros-args", "--params-file", str(cfg_path)], tmp))
-            procs.append(Spawned("rne_controller", console("rne_controller") + [
-                "--ros-args", "--params-file", str(cfg_path), "--params-file", ctl_over], tmp))
+            procs.append(spawn_controller(cfg_path, tmp, phases[0][1]))
         dn = DemoNode(joints, springs)
 
-        def wait_running(n0=0):
-            t0 = time.monotonic()
-            while dn.ncmd < n0 + 50 or dn.last_state is None:
-                for p in procs:
-                    if not p.alive():
-                        raise RuntimeError(f"{p.name} exited with {p.proc.returncode}:\n{p.tail()}")
-                if time.monotonic() - t0 > 30:
-                    raise RuntimeError("rne_sim / rne_controller did not start within 30 s")
-                time.sleep(0.05)
-
-        wait_running()
+        wait_running(dn, procs)
         _log(f"loop running ({time.monotonic() - t_begin:.1f} s after start)")
         if args.no_spawn:
             dn.set_params(phases[0][1])
@@ -268,10 +265,8 @@ def main(argv=None):
         for i, (label, params) in enumerate(phases):
             if i > 0 and compare == "elasticity":
                 procs.pop().stop()
-                ctl_over = write_params(Path(tmp) / f"controller{i}.yaml", "rne_controller", params)
-                procs.append(Spawned("rne_controller", console("rne_controller") + [
-                    "--ros-args", "--params-file", str(cfg_path), "--params-file", ctl_over], tmp))
-                wait_running(dn.ncmd)
+                procs.append(spawn_controller(cfg_path, tmp, params, i))
+                wait_running(dn, procs, dn.ncmd)
                 _log(f"restarted rne_controller with {params}")
                 time.sleep(1.0)
             elif i > 0:

@@ -24,7 +24,8 @@ def console(exe):
     if cand.exists():
         return [str(cand)]
     return [sys.executable, "-m", {"rne_sim": "rne_control.ros.sim_node",
-                                   "rne_controller": "rne_control.ros.controller_node"}[exe]]
+                                   "rne_controller": "rne_control.ros.controller_node",
+                                   "rne_identify": "rne_control.ros.identify_cli"}[exe]]
 
 
 def write_params(path, node, params):
@@ -75,8 +76,27 @@ class Spawned:
         return self.proc.returncode
 
 
+def spawn_controller(cfg_path, logdir, params, tag=""):
+    """``rne_controller`` from the robot's parameter file with ``params`` written over it."""
+    over = write_params(Path(logdir) / f"controller{tag}.yaml", "rne_controller", params)
+    return Spawned("rne_controller", console("rne_controller") + [
+        "--ros-args", "--params-file", str(cfg_path), "--params-file", over], logdir)
+
+
+def wait_running(dn, procs, n0=0, timeout=30.0):
+    """Wait for 50 commands after the ``n0``-th and a joint state; raise if a process exits or on timeout."""
+    t0 = time.monotonic()
+    while dn.ncmd < n0 + 50 or dn.last_state is None:
+        for p in procs:
+            if not p.alive():
+                raise RuntimeError(f"{p.name} exited with {p.proc.returncode}:\n{p.tail()}")
+        if time.monotonic() - t0 > timeout:
+            raise RuntimeError(f"rne_sim / rne_controller did not start within {timeout:g} s")
+        time.sleep(0.05)
+
+
 class DemoNode:
-    def __init__(self, joints, extra=()):
+    def __init__(self, joints, extra=(), sim_time=False):
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
         from nav_msgs.msg import Odometry
@@ -87,11 +107,13 @@ class DemoNode:
 
         self.rclpy = rclpy
         rclpy.init(args=None)
-        self.node = rclpy.create_node("rne_demo")
+        from rclpy.parameter import Parameter
+        self.node = rclpy.create_node("rne_demo", parameter_overrides=[
+            Parameter("use_sim_time", Parameter.Type.BOOL, bool(sim_time))])   # lockstep: rne_sim's /clock
         self.joints = list(joints)
         self.extra = list(extra)   # further joints recorded (elastic deflections)
         self.lock = threading.Lock()
-        self.states = []   # (t, q, qd)
+        self.states = []   # (t, q, qd, extra joints' positions, efforts or NaN)
         self.odom = []     # (t, p, quat)
         self.ncmd = 0
         self.diag = None
@@ -122,13 +144,14 @@ class DemoNode:
             q = np.array([m.position[idx[j]] for j in self.joints])
             qd = np.array([m.velocity[idx[j]] for j in self.joints]) if m.velocity else np.zeros(len(self.joints))
             x = np.array([m.position[idx[j]] for j in self.extra])
+            tau = np.array([m.effort[idx[j]] for j in self.joints]) if m.effort else np.full(len(self.joints), np.nan)
         except (KeyError, IndexError):
             return
         t = m.header.stamp.sec + m.header.stamp.nanosec * 1e-9
         with self.lock:
             self.last_state = (t, q, qd)
             if self.recording:
-                self.states.append((t, q, qd, x))
+                self.states.append((t, q, qd, x, tau))
 
     def _on_odom(self, m):
         p, o = m.pose.pose.position, m.pose.pose.orientation
