@@ -16,7 +16,7 @@ through a demo trajectory twice and compares the two control laws:
 * ``--robot arm7_sea`` (the 7-DOF arm on series-elastic actuators): computed torque with the rigid
   model (``ignore_elasticity``: the controller is restarted between the runs), then with the elastic
   model; the springs' deflections are reported;
-* ``--identify`` (puma560, arm7): computed torque on a simulated robot whose parameters differ from the
+* ``--identify`` (puma560): computed torque on a simulated robot whose parameters differ from the
   controller's model, before and after ``rne_identify`` (rne_control.ros.demo_identify).
 
 It prints progress, a table of RMS and max tracking error per joint, the controller's loop
@@ -193,7 +193,7 @@ def main(argv=None):
     ap.add_argument("--output", default="rne_demo.png", help="plot file (default: rne_demo.png)")
     ap.add_argument("--no-spawn", action="store_true", help="drive running rne_sim/rne_controller nodes")
     ap.add_argument("--identify", action="store_true",
-                    help="computed torque on a mismatched robot before and after rne_identify (puma560, arm7)")
+                    help="computed torque on a mismatched robot before and after rne_identify (puma560)")
     ap.add_argument("--lockstep", action="store_true", help="with --identify: rne_sim in lockstep (sim time)")
     # ROS arguments (when started by launch) are ignored
     args, _unknown = ap.parse_known_args(argv if argv is not None else sys.argv[1:])

@@ -16,6 +16,10 @@ model, before and after identifying them with ``rne_identify``.
 It prints the tracking table (and how many times better the identified model tracks), the torque
 prediction error of both models on the test trajectory, and writes the tracking plot. ``--lockstep``
 runs the simulator in lockstep with the controller (sim time, deterministic), as the tests do.
+
+It runs on the PUMA 560. On arm7 the light wrist, which has no rotor inertia in its model, sticks under the
+true robot's Coulomb friction: computed torque with the nominal model does not move it, so the excitation
+does not excite it (``rne_identify run`` warns) and the fit is wrong for that joint.
 """
 from __future__ import annotations
 
@@ -33,7 +37,7 @@ from .demo_node import DemoNode, Spawned, console, find, spawn_controller, wait_
 from .demo_report import plot, print_report
 from .identify_run import _min_jerk
 
-SERIAL = ("puma560", "arm7")
+SERIAL = ("puma560",)
 EXCITATION = ["--period", "5", "--harmonics", "4", "--periods", "2", "--maxiter", "40"]
 
 
@@ -47,8 +51,10 @@ def _true_model_file(model, out):
 def _save_test_record(res, joints, path, model_file):
     from rne_control.identification.record import save_record
 
-    save_record(path, res["t_stamp"], joints, res["q"], res["tau"], "measured", tau_measured=res["tau"],
-                model=model_file)
+    t = res["t_stamp"]
+    keep = np.r_[True, np.diff(t) > 0]   # a state republished with its stamp
+    save_record(path, t[keep], joints, res["q"][keep], res["tau"][keep], "measured",
+                tau_measured=res["tau"][keep], model=model_file)
 
 
 def _run_tool(argv, logdir, name, timeout):
@@ -74,7 +80,7 @@ def _return_to(dn, q_goal, T=2.0):
 def run(args, spec, cfg_path, cfg):
     """The identification demo (see the module docstring); returns the exit code."""
     if args.robot not in SERIAL:
-        raise SystemExit(f"rne_demo --identify runs on the serial robots {SERIAL}, not '{args.robot}'")
+        raise SystemExit(f"rne_demo --identify runs on {', '.join(SERIAL)}, not '{args.robot}'")
     if args.no_spawn:
         raise SystemExit("rne_demo --identify starts its own rne_sim (the true robot): drop --no-spawn")
     import rne_control as rc
@@ -110,12 +116,13 @@ def run(args, spec, cfg_path, cfg):
         _save_test_record(results[0], joints, files["test.npz"], model_file)
 
         _log("rne_identify run: recording an excitation trajectory")
-        _run_tool(["run", "--out", str(files["excitation.npz"]), *EXCITATION, "--ros-args",
+        rec = _run_tool(["run", "--out", str(files["excitation.npz"]), *EXCITATION, "--ros-args",
                    "--params-file", str(cfg_path), "--params-file", str(Path(tmp) / "controller.yaml")],
                   tmp, "rne_identify_run", 600)
+        print("\n".join(x for x in rec.splitlines() if "tracking" in x or "warning" in x))
         _log("rne_identify fit --physical: fitting the base parameters")
         fit = _run_tool(["fit", str(files["excitation.npz"]), "--model", model_file, "--out",
-                         str(files["identified.yaml"]), "--physical", "--cutoff", "10",
+                         str(files["identified.yaml"]), "--physical", "--cutoff", "10", "--decimate", "4",
                          "--validate", str(files["test.npz"])], tmp, "rne_identify_fit", 600)
         print(fit[fit.index("cross-validation"):] if "cross-validation" in fit else fit[-2000:])
 

@@ -107,6 +107,19 @@ class Recorder:
         self.pub.publish(msg)
 
 
+def _report_tracking(joints, q, q_des):
+    """Print each joint's RMS deviation from the excitation; warn about a joint that did not follow it (the
+    data then do not excite that joint's parameters, for example a light wrist held by friction)."""
+    err, span = np.sqrt(np.mean((q - q_des) ** 2, axis=0)), np.ptp(q_des, axis=0)
+    print("[rne_identify] excitation tracking RMS error [rad or m]: "
+          + ", ".join(f"{j} {e:.3g}" for j, e in zip(joints, err)), file=sys.stderr)
+    for j, e, s in zip(joints, err, span):
+        if e > 0.25 * s:
+            print(f"[rne_identify] warning: joint '{j}' did not follow the excitation (RMS error {e:.3g} for a "
+                  f"range of {s:.3g}): its parameters will be poorly identified; raise the controller's gains or "
+                  f"compensate its friction", file=sys.stderr)
+
+
 def record(args, ros_args):
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
@@ -182,6 +195,7 @@ def record(args, ros_args):
     measured = all(r[3] is not None and np.all(np.isfinite(r[3])) for r in rows)
     tau_m = np.array([r[3] if r[3] is not None else np.full(model.n, np.nan) for r in rows])
     tau_c = np.array([r[4] if r[4] is not None else np.full(model.n, np.nan) for r in rows])
+    _report_tracking(model.joint_names, q, ex(t)[0])
     keep = np.concatenate([[True], np.diff(t) > 0])  # duplicate stamps (a republished state)
     source = "measured" if measured else "commanded"
     save_record(args.out, t[keep], model.joint_names, q[keep], (tau_m if measured else tau_c)[keep], source,
