@@ -91,7 +91,8 @@ def elastic_rnea(tree, dyn, q, qd, qdd_r, f_ext, flags, tau_r, qdd_p, ws, scratc
           or length_status(tau_r, n_r, F_OUT) or length_status(qdd_p, n_p, F_OUT) or gravity_status(dyn, nb))
     if st:
         return st
-    x = np.empty(nb)
+    # x in the base row's free columns (no allocation on the hot path) when it fits
+    x = ws[nb, 80:80 + nb] if nb <= ws.shape[1] - 80 else np.empty(nb)
     joint_inputs(tree, q, qd, qdd_r, x)
     ws[nb, 12:18] = 0.0                                           # fixed base: v_0 = 0
     # i) the first forward pass of the direct model: X, v, gamma, J* = J, p^A = -beta
