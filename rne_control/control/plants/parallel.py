@@ -48,9 +48,9 @@ class ParallelPlant(Plant):
         if q.shape != (6,) or qd.shape != (6,):
             raise StateError(f"state must have 6 positions and velocities ({list(self.state_names)}), "
                              f"got {q.shape} and {qd.shape}")
-        for i in range(6):
-            if not (np.isfinite(q[i]) and np.isfinite(qd[i])):
-                raise StateError(f"leg '{self.state_names[i]}' is missing or not finite")
+        if not (np.isfinite(q).all() and np.isfinite(qd).all()):
+            i = int(np.flatnonzero(~(np.isfinite(q) & np.isfinite(qd)))[0])
+            raise StateError(f"leg '{self.state_names[i]}' is missing or not finite")
         try:
             pose = platform_forward_kinematics(self.model, q, self._pose)
         except (LoopClosureError, SingularConfigurationError) as exc:
