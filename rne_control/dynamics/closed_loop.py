@@ -24,7 +24,7 @@ from .loop_arrays import (H_LAST, V_BIAS, V_COL, V_DQ, V_E, V_G, V_H, V_LAST, V_
                           V_UNIT, jit, offsets, sizes)
 from .loop_bias import constraint_bias
 from .loop_closure import closure
-from .loop_solve import (NOCLOSE, SINGULAR_LOOP, expand, factor_passive, newton, passive_jacobian, project,
+from .loop_solve import (NOCLOSE, SINGULAR_LOOP, TOL, expand, factor_passive, newton, passive_jacobian, project,
                          solve_passive, worst_loop)
 from .rnea import rnea
 from .spatial import FRICTION, KW, LENGTH, NONFINITE, SINGULAR, bad, entry, split, status
@@ -58,7 +58,9 @@ def close_loops(tree, LK, qa, q_guess, q):
     branch (assembly mode). Should the loops not close at the guess's own active joints, Newton starts
     from the guess at qa directly. When the guess is the configuration this model's loops were last
     closed at (a controller's warm start), the G_p still in the workspace predicts the passive joints
-    first (q_p += G_p dq_a), which saves a Newton step. Returns a status."""
+    first (q_p += G_p dq_a), which saves a Newton step; if its active joints are qa exactly (a call after
+    solve_loops on the same state), nothing is solved: Phi, its QR and G_p in the workspace are those of
+    q. Returns a status."""
     B, M, N, p, m, n, nb = sizes(LK)
     st = vec_status(qa, N, F_QA) or vec_status(q_guess, n, F_GUESS)
     if st:
@@ -74,6 +76,9 @@ def close_loops(tree, LK, qa, q_guess, q):
     big = 0.0
     for a in range(N):
         big = max(big, abs(qa[a] - q[int(active[a])]))
+    if same and big == 0.0:     # the configuration closed last, at these active joints: Phi, its QR, G_p hold
+        LK[0, H_LAST] = 1.0
+        return 0
     if same and big <= CONT_STEP:
         for a in range(N):
             d = qa[a] - q[int(active[a])]
@@ -278,15 +283,19 @@ def jacobian(tree, LK, q, G):
     if st:
         return st
     e = LK[o_vec + V_E]
+    LK[0, H_LAST] = 0.0
     closure(tree, LK, q, e, LK[o_phi:o_phi + m])
+    tight = True
     for r in range(m):
         if not abs(e[r]) <= LOOSE:
             return status(NOCLOSE, 0, worst_loop(LK, e))
-    LK[0, H_LAST] = 0.0
+        tight = tight and abs(e[r]) <= TOL
     st = factor_passive(LK)
     if st:
         return status(SINGULAR_LOOP, 0, worst_loop(LK, e))
     closed(LK, q)
+    if not tight:               # closed to LOOSE only: not a warm start that close_loops may take as is
+        LK[0, H_LAST] = 0.0
     active, passive, Gp = LK[o_act], LK[o_act + 1], LK[o_g:o_g + p]
     G[:, :] = 0.0
     for a in range(N):
