@@ -43,7 +43,7 @@ KERNELS = _sigs()
 for _one, _, _many, _ in KERNELS.values():
     close(_one)
     close(_many)
-_torques_one, _mass_one, _forward_one = cl.torques_one, cl.mass_one, cl.forward_one
+_solve_one, _torques_one, _mass_one, _forward_one = cl.solve_one, cl.torques_one, cl.mass_one, cl.forward_one
 _torques_direct = not_compiled   # the direct call (direct.py) of the torque kernel, once compiled
 _id, _ndarray = id, np.ndarray
 _FIELDS = {cl.F_QA: "q_active", cl.F_QDA: "qd_active", cl.F_QDDA: "qdd_active", cl.F_TAUA: "tau_active",
@@ -144,6 +144,13 @@ def solve_loops(model, q_active, q_guess=None):
     """The tree configuration q (n,) (``joint_names`` order; rad, m) that closes every loop with the active
     joints at ``q_active`` (N,): Newton-Raphson on eq. (3) to |e| <= 1e-12, warm-started from ``q_guess``.
     Stacked: q_active (S, N) -> (S, n). Raises LoopClosureError naming the loop and its residual."""
+    try:
+        q = _empty(model.n)
+        st = _solve_one(model._K, model.loops.LK, q_active, model.loops.q_guess0 if q_guess is None else q_guess, q)
+    except TypeError:
+        st = -1
+    if st == 0:
+        return q
     prepare(cl.solve_one, [KERNELS["solve"][1]])
     prepare(cl.solve_many, [KERNELS["solve"][3]])
     arrays, g, S, single = _stack(model, {"q_active": q_active}, q_guess)

@@ -62,17 +62,20 @@ class ClosedLoopPlant(Plant):
         if q.shape != (ns,) or qd.shape != (ns,):
             raise StateError(f"state must have {ns} positions and velocities ({list(self.state_names)}), "
                              f"got {q.shape} and {qd.shape}")
-        for i in range(N):
-            if not (np.isfinite(q[i]) and np.isfinite(qd[i])):
-                raise StateError(f"active joint '{self.state_names[i]}' is missing or not finite")
-        guess = np.array(self._q)
+        if not (np.isfinite(q[:N]).all() and np.isfinite(qd[:N]).all()):
+            i = int(np.flatnonzero(~(np.isfinite(q[:N]) & np.isfinite(qd[:N])))[0])
+            raise StateError(f"active joint '{self.state_names[i]}' is missing or not finite")
         measured = np.isfinite(q[N:])
-        guess[self._passive[measured]] = q[N:][measured]
+        some = measured.any()
+        guess = self._q
+        if some:
+            guess = np.array(self._q)
+            guess[self._passive[measured]] = q[N:][measured]
         try:
             q_tr = solve_loops(self.model, q[:N], guess)
         except LoopClosureError as exc:
             raise StateError(f"the loops do not close at the measured state: {exc}") from None
-        for j in np.flatnonzero(measured):
+        for j in np.flatnonzero(measured) if some else ():
             k = self._passive[j]
             diff = q[N + j] - q_tr[k]
             if self._revolute[k]:
