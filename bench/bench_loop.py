@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rne_control.ros.demo_node import Spawned, console  # noqa: F401 (console: soak imports it)
+from rne_control.ros.demo_node import Spawned, console, spin_in_background  # noqa: F401 (soak imports them)
 
 REPO = Path(__file__).resolve().parent.parent
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -223,21 +223,8 @@ def run_once(args, trigger):
     node.create_subscription(Float64MultiArray, "/rne_controller/controller_state", on_state, 100)
     node.create_subscription(DiagnosticArray, "/diagnostics", on_diag, 10)
     traj_pub = node.create_publisher(JointTrajectory, "/rne_controller/joint_trajectory", 10)
-    from rclpy.executors import SingleThreadedExecutor
 
-    ex = SingleThreadedExecutor()
-    ex.add_node(node)
-    stop = [False]
-
-    def spin():
-        while not stop[0]:
-            try:
-                ex.spin_once(timeout_sec=0.05)
-            except Exception:
-                break
-
-    th = threading.Thread(target=spin, daemon=True)
-    th.start()
+    halt = spin_in_background(node)
     out = None
     try:
         t0 = time.monotonic()
@@ -273,8 +260,7 @@ def run_once(args, trigger):
     except Exception as e:
         print(f"[bench-loop] error: {e}", file=sys.stderr)
     finally:
-        stop[0] = True
-        th.join(timeout=2)
+        halt()
         rcs = {k: p.stop() for k, p in reversed(list(procs.items()))}
         node.destroy_node()
         rclpy.try_shutdown()

@@ -38,7 +38,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
-from bench_loop import Proc, console, period_stats, proc_stat  # noqa: E402
+from bench_loop import Proc, console, period_stats, proc_stat, spin_in_background  # noqa: E402
 
 RAMP_MARGIN = 0.05      # s added to ramp windows (the change applies at the next cycle; arrival jitter)
 
@@ -175,7 +175,6 @@ def run(args) -> int:
     os.environ.update(env)      # the baseline and the restarted simulators too
     import rclpy
     from rclpy.action import ActionClient
-    from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
     from rcl_interfaces.srv import SetParameters
     from diagnostic_msgs.msg import DiagnosticArray
@@ -269,19 +268,7 @@ def run(args) -> int:
     traj_pub = node.create_publisher(JointTrajectory, "/rne_controller/joint_trajectory", 10)
     action = ActionClient(node, FollowJointTrajectory, "/rne_controller/follow_joint_trajectory")
     param_client = node.create_client(SetParameters, "/rne_controller/set_parameters")
-    ex = SingleThreadedExecutor()
-    ex.add_node(node)
-    stop = [False]
-
-    def spin():
-        while not stop[0]:
-            try:
-                ex.spin_once(timeout_sec=0.05)
-            except Exception:
-                break
-
-    th = threading.Thread(target=spin, daemon=True)
-    th.start()
+    halt = spin_in_background(node)
 
     def set_params(values: dict):
         req = SetParameters.Request()
@@ -403,8 +390,7 @@ def run(args) -> int:
         print("[soak] error: %s" % e, file=sys.stderr)
         code = 1
     finally:
-        stop[0] = True
-        th.join(timeout=2)
+        halt()
         rcs = {"rne_controller": stop_slowly(ctl), "baseline": base.stop(), "rne_sim": sim.stop()}
         node.destroy_node()
         rclpy.try_shutdown()

@@ -95,12 +95,37 @@ def wait_running(dn, procs, n0=0, timeout=30.0):
         time.sleep(0.05)
 
 
+def spin_in_background(node):
+    """Spin ``node`` on its own SingleThreadedExecutor in a daemon thread; returns a function that stops
+    the thread (and waits up to 2 s for it)."""
+    from rclpy.executors import SingleThreadedExecutor
+
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            try:
+                executor.spin_once(timeout_sec=0.05)
+            except Exception:   # the context is shutting down
+                break
+
+    thread = threading.Thread(target=spin, daemon=True)
+    thread.start()
+
+    def halt():
+        stop.set()
+        thread.join(timeout=2)
+
+    return halt
+
+
 class DemoNode:
     def __init__(self, joints, extra=(), sim_time=False):
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
         from nav_msgs.msg import Odometry
-        from rclpy.executors import SingleThreadedExecutor
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray
         from trajectory_msgs.msg import JointTrajectory
@@ -125,18 +150,7 @@ class DemoNode:
         self.traj_pub = self.node.create_publisher(JointTrajectory, "/rne_controller/joint_trajectory", 10)
         self.last_state = None
         self.platform_pub = None
-        self.executor = SingleThreadedExecutor()
-        self.executor.add_node(self.node)
-        self._stop = False
-        self.thread = threading.Thread(target=self._spin, daemon=True)
-        self.thread.start()
-
-    def _spin(self):
-        while not self._stop and self.rclpy.ok():
-            try:
-                self.executor.spin_once(timeout_sec=0.05)
-            except Exception:
-                break
+        self._halt = spin_in_background(self.node)
 
     def _on_state(self, m):
         idx = {n: i for i, n in enumerate(m.name)}
@@ -245,8 +259,7 @@ class DemoNode:
             raise RuntimeError(f"rne_controller refused {bad}")
 
     def shutdown(self):
-        self._stop = True
-        self.thread.join(timeout=2)
+        self._halt()
         try:
             self.node.destroy_node()
         finally:
