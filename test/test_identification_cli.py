@@ -89,3 +89,34 @@ def test_console_script_help():
     out = subprocess.run([sys.executable, "-m", "rne_control.identification.cli", "fit", "--help"],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "--physical" in out.stdout
+
+
+def test_mismatched_robot_is_consistent_and_round_trips(tmp_path):
+    """The demo's "true" robot: the PUMA's published link3 breaks the triangle inequality, so its nominal
+    pi is refused by write_parameters (naming the link); mismatched_parameters makes every link a real body,
+    adds the 2 kg payload, and the written DH-YAML loads back to the same pi."""
+    import warnings
+
+    from rne_control.examples.identification import mismatched_parameters
+    from rne_control.identification.export import write_parameters
+    from rne_control.identification.parameters import consistency_problems
+    from rne_control.model.errors import InputError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        puma = rc.load_model(str(Path(__file__).resolve().parents[1] / "config" / "puma560.yaml"))
+    with pytest.raises(InputError, match="link3"):
+        write_parameters(puma, rc.parameter_vector(puma), tmp_path / "nominal.yaml")
+    pi = mismatched_parameters(puma)
+    assert consistency_problems(puma, pi) == []
+    nominal = rc.parameter_vector(puma)
+    heavy = nominal[:60:10] > 0                                                   # base .. link5 with mass
+    scale = pi[:60:10][heavy] / nominal[:60:10][heavy]
+    assert heavy.sum() >= 3 and np.all((np.abs(scale - 1.0) >= 0.2 - 1e-12) & (np.abs(scale - 1.0) <= 0.4 + 1e-12))
+    assert 0.6 * nominal[60] + 2.0 <= pi[60] <= 1.4 * nominal[60] + 2.0          # link6: scaled + 2 kg
+    assert np.all(pi[70:].reshape(-1, 3)[:, 1:] > 0)                             # friction on every joint
+    path = write_parameters(puma, pi, tmp_path / "true.yaml")[-1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        back = rc.parameter_vector(rc.load_model(str(path)))
+    np.testing.assert_allclose(back, pi, rtol=1e-9, atol=1e-12)

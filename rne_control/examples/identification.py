@@ -35,7 +35,7 @@ def mismatched_parameters(model, seed=0, payload=2.0, payload_com=(0.0, 0.0, 0.1
                           viscous=1.0, coulomb=1.0):
     """pi of a "true" robot that differs from ``model`` as real ones differ from their vendor's file: each
     link's inertial parameters scaled by 1 +/- [0.2, 0.4] (random sign; a scaling keeps them physically
-    consistency), a solid sphere of ``payload`` kg and ``payload_radius`` m at ``payload_com`` (m, last link's
+    consistent), a solid sphere of ``payload`` kg and ``payload_radius`` m at ``payload_com`` (m, last link's
     frame) on the last link (``model.link_names[-1]``), and viscous (N m s/rad) and Coulomb (N m) friction
     on every joint, each ``viscous`` and ``coulomb`` times a factor in [0.5, 1.5]; rotor inertias as in
     ``model``. The true robot is a real body: a link whose published inertia is physically inconsistent

@@ -24,7 +24,6 @@ does not excite it (``rne_identify run`` warns) and the fit is wrong for that jo
 from __future__ import annotations
 
 import re
-import subprocess
 import tempfile
 import time
 import warnings
