@@ -81,7 +81,9 @@ class Loop:
         sim_params.update(sim or {})
         ctl_params = {"use_sim_time": lockstep}
         ctl_params.update(ctl or {})
-        self.states = node.collect(JointState, "/joint_states", qos=1000)
+        # deep: in lockstep the simulation can run seconds of sim time ahead of this node's Python callbacks,
+        # and a KEEP_LAST queue drops the oldest states of the window it overflows
+        self.states = node.collect(JointState, "/joint_states", qos=20000)
         self.clock = node.collect(Clock, "/clock", qos=100, keep=10)
         self.cmds = node.collect(Float64MultiArray, CMD_TOPIC, qos=1000)
         self.odom = node.collect(Odometry, "/base_odometry", qos=1000)
@@ -137,7 +139,9 @@ class Loop:
 
 
 def tracking_error(loop, f, t_start, T, tail=0.5):
-    ts, qs = loop.states_between(t_start, t_start + T + tail)
+    end = t_start + T + tail
+    loop.node.wait_for(lambda: ros_util.stamp_to_sec(loop.states.last().header.stamp) >= end, 30.0)
+    ts, qs = loop.states_between(t_start, end)
     assert len(ts) > 0.8 * (T + tail) * 500, f"too few joint states recorded ({len(ts)})"
     qd = np.array([f(t - t_start)[0] for t in ts])
     err = qs - qd

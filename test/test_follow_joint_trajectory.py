@@ -40,7 +40,7 @@ class Rig:
         self.FJT = ros_util.load_interfaces()
         self.procs = ros_util.ProcessLauncher(workdir)
         self.tn = ros_util.TestNode("rne_test_fjt")
-        self.states = self.tn.collect(JointState, "/joint_states", qos=1000, keep=20000)
+        self.states = self.tn.collect(JointState, "/joint_states", qos=20000, keep=20000)
         self.clock = self.tn.collect(Clock, "/clock", qos=100, keep=10)
         self.ctl_state = self.tn.collect(Float64MultiArray, "/rne_controller/controller_state", qos=1000, keep=5000)
         self.traj_pub = self.tn.publisher(JointTrajectory, "/rne_controller/joint_trajectory")
