@@ -143,7 +143,8 @@ class DemoNode:
         self.ncmd = 0
         self.diag = None
         self.recording = False
-        self.node.create_subscription(JointState, "/joint_states", self._on_state, 100)
+        # deep: a lockstep simulation can outrun these callbacks, and each recorded state counts
+        self.node.create_subscription(JointState, "/joint_states", self._on_state, 10000)
         self.node.create_subscription(Odometry, "base_odometry", self._on_odom, 100)
         self.node.create_subscription(Float64MultiArray, "/effort_controller/commands", self._on_cmd, 100)
         self.node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diag, 10)

@@ -66,7 +66,7 @@ class Recorder:
         self.rows = []          # (stamp, q, qd, effort or None, last command or None)
         self.last_cmd = None
         self.pub = node.create_publisher(JointTrajectory, f"{controller}/joint_trajectory", 10)
-        node.create_subscription(JointState, "/joint_states", self._on_state, 1000)
+        node.create_subscription(JointState, "/joint_states", self._on_state, 10000)   # lockstep outruns callbacks
         node.create_subscription(Float64MultiArray, command_topic, self._on_cmd, 1000)
 
     def _on_cmd(self, msg):
