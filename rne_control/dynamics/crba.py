@@ -30,9 +30,13 @@ def crba(tree, dyn, q, H, ws):
         p = int(tree[i, PARENT])
         if p >= 0:
             add_params_to_parent(ws[i, 0:12], ws[i, 12:22], ws[p, 12:22])
-    for r in range(nb):
-        for c in range(nb):
-            H[r, c] = 0.0
+    chain = True   # in a chain every pair of bodies is related, so the walk below writes all of H
+    for i in range(nb):
+        chain = chain and int(tree[i, PARENT]) == i - 1
+    if not chain:
+        for r in range(nb):
+            for c in range(nb):
+                H[r, c] = 0.0
     for i in range(nb):
         p, jtype, k = body(tree, i)
         F = ws[i, 22:28]
