@@ -48,6 +48,12 @@ def payload_links(model) -> tuple:
     return tuple(frames) if frames else tuple(model.link_names)
 
 
+def first_missing(q, qd, n):
+    """Index of the first of the first ``n`` joints whose position or velocity is not finite, or -1."""
+    ok = np.isfinite(q[:n]) & np.isfinite(qd[:n])
+    return -1 if ok.all() else int(np.argmin(ok))
+
+
 class StateError(ValueError):
     """A measured state the plant cannot accept (a loop that does not close, a missing elastic joint)."""
 

@@ -14,7 +14,7 @@ from ...dynamics.closed_loop_api import (LoopClosureError, closed_loop_coriolis_
                                          closed_loop_inverse_dynamics, closed_loop_mass_matrix, loop_jacobian,
                                          solve_loops)
 from ...dynamics.spatial import JTYPE, QIDX, REVOLUTE
-from ..plant import Plant, StateError, joint_friction, payload_links
+from ..plant import Plant, StateError, first_missing, joint_friction, payload_links
 
 DEFAULT_LOOP_TOLERANCE = 0.01
 
@@ -62,8 +62,8 @@ class ClosedLoopPlant(Plant):
         if q.shape != (ns,) or qd.shape != (ns,):
             raise StateError(f"state must have {ns} positions and velocities ({list(self.state_names)}), "
                              f"got {q.shape} and {qd.shape}")
-        if not (np.isfinite(q[:N]).all() and np.isfinite(qd[:N]).all()):
-            i = int(np.flatnonzero(~(np.isfinite(q[:N]) & np.isfinite(qd[:N])))[0])
+        i = first_missing(q, qd, N)
+        if i >= 0:
             raise StateError(f"active joint '{self.state_names[i]}' is missing or not finite")
         measured = np.isfinite(q[N:])
         some = measured.any()

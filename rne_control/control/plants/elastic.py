@@ -13,7 +13,7 @@ import numpy as np
 from ...dynamics.api import gravity_torques, mass_matrix
 from ...dynamics.elastic_api import (elastic_coriolis_torques, elastic_forward_dynamics,
                                      elastic_inverse_dynamics)
-from ..plant import Plant, StateError, joint_friction, payload_links
+from ..plant import Plant, StateError, first_missing, joint_friction, payload_links
 
 
 class ElasticPlant(Plant):
@@ -69,11 +69,11 @@ class ElasticPlant(Plant):
         if q.shape != (ns,) or qd.shape != (ns,):
             raise StateError(f"state must have {ns} positions and velocities ({list(self.state_names)}), "
                              f"got {q.shape} and {qd.shape}")
-        for i, name in enumerate(self.state_names):
-            if not (np.isfinite(q[i]) and np.isfinite(qd[i])):
-                kind = "rigid" if i < len(self._r) else "elastic or passive"
-                raise StateError(f"{kind} joint '{name}' is missing from the joint state or not finite "
-                                 "(position and velocity are required)")
+        i = first_missing(q, qd, ns)
+        if i >= 0:
+            kind = "rigid" if i < len(self._r) else "elastic or passive"
+            raise StateError(f"{kind} joint '{self.state_names[i]}' is missing from the joint state or not finite "
+                             "(position and velocity are required)")
         self._q[self._order], self._qd[self._order] = q, qd
 
     @property

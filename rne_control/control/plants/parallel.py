@@ -14,7 +14,7 @@ from ...dynamics.parallel_api import (parallel_coriolis_torques, parallel_gravit
                                       platform_jacobian)
 from ...dynamics.spatial import FS, FV
 from ...model.errors import LoopClosureError, SingularConfigurationError
-from ..plant import Plant, StateError, payload_links
+from ..plant import Plant, StateError, first_missing, payload_links
 
 
 class ParallelPlant(Plant):
@@ -48,8 +48,8 @@ class ParallelPlant(Plant):
         if q.shape != (6,) or qd.shape != (6,):
             raise StateError(f"state must have 6 positions and velocities ({list(self.state_names)}), "
                              f"got {q.shape} and {qd.shape}")
-        if not (np.isfinite(q).all() and np.isfinite(qd).all()):
-            i = int(np.flatnonzero(~(np.isfinite(q) & np.isfinite(qd)))[0])
+        i = first_missing(q, qd, 6)
+        if i >= 0:
             raise StateError(f"leg '{self.state_names[i]}' is missing or not finite")
         try:
             pose = platform_forward_kinematics(self.model, q, self._pose)

@@ -22,7 +22,7 @@ from ...dynamics import api
 from ...dynamics import floating_api as fl
 from ...model.spatial import quat_to_matrix
 from .. import _kernels as K
-from ..plant import Plant, StateError, joint_friction, payload_links
+from ..plant import Plant, StateError, first_missing, joint_friction, payload_links
 
 BASE_VELOCITY_SOURCES = ("odometry", "momentum")
 
@@ -99,9 +99,10 @@ class TreePlant(Plant):
         K.put(self._qdc, self._ctrl, self._qd)
 
     def _raise_missing(self, q, qd):
-        for i, name in enumerate(self.joint_names):
-            if not (np.isfinite(q[i]) and np.isfinite(qd[i])):
-                raise StateError("controlled joint '%s' is missing from the joint state or not finite" % name)
+        i = first_missing(q, qd, len(self.joint_names))
+        if i >= 0:
+            raise StateError("controlled joint '%s' is missing from the joint state or not finite"
+                             % self.joint_names[i])
 
     @property
     def q(self):
