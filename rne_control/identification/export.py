@@ -43,7 +43,7 @@ def write_model(result, path):
     if not result.physically_consistent:
         raise InputError("refusing to write a physically inconsistent model (" + "; ".join(result.problems[:3])
                          + "): fit with physical=True (rne_identify fit --physical)")
-    return write_parameters(result.model, result.pi, path)
+    return _write(result.model, result.pi, path)
 
 
 def write_parameters(model, pi, path):
@@ -53,6 +53,10 @@ def write_parameters(model, pi, path):
     problems = consistency_problems(model, pi)
     if problems:
         raise InputError("refusing to write a physically inconsistent model (" + "; ".join(problems[:3]) + ")")
+    return _write(model, pi, path)
+
+
+def _write(model, pi, path):
     path = os.fspath(path)
     if os.path.splitext(path)[1].lower() not in (".yaml", ".yml"):
         raise InputError(f"the output path must end in .yaml or .yml, got '{path}'")

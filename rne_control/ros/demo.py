@@ -57,6 +57,33 @@ def _log(msg):
     print(f"[rne_demo] {msg}", flush=True)
 
 
+class Session:
+    """A demo run's processes (``procs``, newest last) and node (``dn``): ``with Session() as s:`` turns
+    Ctrl-C into exit code 130 and an error into a logged 1 (``s.code``), and on leaving shuts the node down
+    and stops the processes, logging one that exits non-zero after an otherwise clean run."""
+
+    def __init__(self):
+        self.procs, self.dn, self.code = [], None, 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, typ, exc, tb):
+        handled = typ is not None and issubclass(typ, (KeyboardInterrupt, Exception))
+        if typ is KeyboardInterrupt:
+            self.code = 130
+        elif handled:
+            _log(f"error: {exc}")
+            self.code = 1
+        if self.dn is not None:
+            self.dn.shutdown()
+        for p in reversed(self.procs):
+            rc_ = p.stop()
+            if rc_ not in (0, None) and self.code == 0:
+                _log(f"{p.name} exited with {rc_}")
+        return handled
+
+
 def out_and_back(q0, amp, T):
     """q_d(t): min-jerk to q0 + amp in T/2, back to q0 in T/2 (positions, velocities, accelerations)."""
     q0, amp, h = np.asarray(q0, float), np.asarray(amp, float), T / 2.0
@@ -237,16 +264,14 @@ def main(argv=None):
         phases = [("gravity + PD", {"mode": "gravity", "hold_kp": mdiag * kp, "hold_kd": mdiag * kd}),
                   ("computed_torque", {"mode": "computed_torque"})]
 
-    procs = []
     tmp = tempfile.mkdtemp(prefix="rne_demo_")
-    dn = None
-    code = 0
-    try:
+    with Session() as session:
+        procs = session.procs
         if not args.no_spawn:
             _log(f"robot {args.robot}: starting rne_sim and rne_controller ({cfg_path})")
             procs.append(Spawned("rne_sim", console("rne_sim") + ["--ros-args", "--params-file", str(cfg_path)], tmp))
             procs.append(spawn_controller(cfg_path, tmp, phases[0][1]))
-        dn = DemoNode(joints, springs)
+        dn = session.dn = DemoNode(joints, springs)
 
         wait_running(dn, procs)
         _log(f"loop running ({time.monotonic() - t_begin:.1f} s after start)")
@@ -288,19 +313,7 @@ def main(argv=None):
         plot(results, labels, out, title, units)
         _log(f"plot written to {out}")
         _log(f"done in {time.monotonic() - t_begin:.1f} s")
-    except KeyboardInterrupt:
-        code = 130
-    except Exception as e:
-        _log(f"error: {e}")
-        code = 1
-    finally:
-        if dn is not None:
-            dn.shutdown()
-        for p in reversed(procs):
-            rc_ = p.stop()
-            if rc_ not in (0, None) and code == 0:
-                _log(f"{p.name} exited with {rc_}")
-    return code
+    return session.code
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .demo import _log, _phase, out_and_back
+from .demo import Session, _log, _phase, out_and_back
 from .demo_node import DemoNode, Spawned, console, find, spawn_controller, wait_running, write_params
 from .demo_report import plot, print_report
 from .identify_run import _min_jerk
@@ -101,13 +101,13 @@ def run(args, spec, cfg_path, cfg):
     sim = {"model_file": str(true_file)}
     if args.lockstep:
         ctl["use_sim_time"], sim["lockstep"] = True, True
-    procs, dn, code = [], None, 0
-    try:
+    with Session() as session:
+        procs = session.procs
         sim_over = write_params(Path(tmp) / "sim.yaml", "rne_sim", sim)
         procs.append(Spawned("rne_sim", console("rne_sim") + [
             "--ros-args", "--params-file", str(cfg_path), "--params-file", sim_over], tmp))
         procs.append(spawn_controller(cfg_path, tmp, ctl))
-        dn = DemoNode(joints, sim_time=args.lockstep)
+        dn = session.dn = DemoNode(joints, sim_time=args.lockstep)
         wait_running(dn, procs)
         q0 = dn.last_state[1].copy()
         f = out_and_back(q0, np.asarray(spec["amp"], float), spec["T"])
@@ -143,14 +143,4 @@ def run(args, spec, cfg_path, cfg):
         plot(results, joints, out, f"{args.robot}: computed torque with the nominal vs the identified model")
         _log(f"plots: {out}, {stem}_identified_fit.png, {stem}_identified_validation.png")
         _log(f"done in {time.monotonic() - t_begin:.1f} s")
-    except KeyboardInterrupt:
-        code = 130
-    except Exception as exc:
-        _log(f"error: {exc}")
-        code = 1
-    finally:
-        if dn is not None:
-            dn.shutdown()
-        for p in reversed(procs):
-            p.stop()
-    return code
+    return session.code
