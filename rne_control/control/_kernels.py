@@ -102,6 +102,62 @@ def gather(src, src_idx, dst, dst_idx):
 
 
 @njit(cache=True, nogil=True)
+def merge_measured(pos, vel, src, dst, q, qd, times, t):
+    """For each j: q[dst[j]] = pos[src[j]], qd[dst[j]] = vel[src[j]] and times[:, dst[j]] = t, only if all
+    these values are finite. Returns -1, or the first j whose position (j) or velocity (m + j, m =
+    len(src)) is not finite, with nothing written."""
+    m = src.shape[0]
+    for j in range(m):
+        if not math.isfinite(pos[src[j]]):
+            return j
+    for j in range(m):
+        if not math.isfinite(vel[src[j]]):
+            return m + j
+    for j in range(m):
+        i = dst[j]
+        q[i] = pos[src[j]]
+        qd[i] = vel[src[j]]
+        for r in range(times.shape[0]):
+            times[r, i] = t
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def loop_guess(q, qd, n_active, passive, q_last, guess):
+    """A closed-loop state (active joints first, then the passive ones, NaN where not measured): guess =
+    q_last with each measured passive joint put in at index passive[j]. Returns -1 - i if active joint i's
+    position or velocity is not finite, else the number of passive joints measured."""
+    for i in range(n_active):
+        if not (math.isfinite(q[i]) and math.isfinite(qd[i])):
+            return -1 - i
+    for k in range(q_last.shape[0]):
+        guess[k] = q_last[k]
+    measured = 0
+    for j in range(passive.shape[0]):
+        x = q[n_active + j]
+        if math.isfinite(x):
+            guess[passive[j]] = x
+            measured += 1
+    return measured
+
+
+@njit(cache=True, nogil=True)
+def passive_gap(q, n_active, passive, q_tree, revolute, tolerance):
+    """The first measured passive joint j (q[n_active + j], finite) farther than ``tolerance`` from its
+    closed value q_tree[passive[j]] (revolute joints modulo 2 pi), or -1."""
+    for j in range(passive.shape[0]):
+        x = q[n_active + j]
+        if math.isfinite(x):
+            k = passive[j]
+            d = x - q_tree[k]
+            if revolute[k]:
+                d = (d + math.pi) % (2.0 * math.pi) - math.pi
+            if abs(d) > tolerance:
+                return j
+    return -1
+
+
+@njit(cache=True, nogil=True)
 def take(src, idx, out):
     """out[j] = src[idx[j]]."""
     for j in range(idx.shape[0]):
@@ -131,7 +187,10 @@ def warm_up() -> None:
     blend_offset(z.copy(), z, 0.5)
     gather(z, idx, z.copy(), idx)
     gather_finite(z, idx, z.copy(), idx)
+    merge_measured(z, z, idx, idx, z.copy(), z.copy(), np.zeros((2, n)), 0.0)
     take(z, idx, z.copy())
+    loop_guess(z, z, 1, idx[1:], z, z.copy())
+    passive_gap(z, 1, idx[1:], z, np.zeros(n, dtype=np.bool_), 0.01)
     put(z, idx, z.copy())
     add_friction(z, z, z, z.copy())
 

@@ -230,9 +230,9 @@ class ControllerNode(ControlLoop, Node):
                                        float(self.params.get("velocity_filter_cutoff")), required=plant.required_names)
         ns = len(plant.state_names)
         self._recv_ns = np.full(ns, -1, dtype=np.int64)  # per state joint, receive time; -1: never
-        self._required_mask = np.zeros(ns, dtype=bool)
-        self._required_mask[self.mapper.required_index] = True
+        self._n_required = len(self.mapper.required_index)
         self._trigger_mask = self._trigger_joints(plant.state_names)
+        self._trigger_all = bool(self._trigger_mask[self.mapper.required_index].all())
         self._arrival_ns = 0          # perf_counter_ns() of the latest message that updated a required joint
         self._new_state = False       # a trigger joint was updated since the last command of the law
         self._stamp_ns = np.zeros(ns, dtype=np.int64)     # per state joint, header stamp
@@ -422,19 +422,22 @@ class ControllerNode(ControlLoop, Node):
         if not got:
             self._ignored_states += 1
             return
-        idx = self.mapper.updated
-        if self._required_mask[idx].any():
-            self._arrival_ns = arrival_ns
-            if self._trigger_mask[idx].any():
-                self._new_state = True
+        idx = self.mapper.updated          # the required joints the message carried (got > 0 of them)
+        self._arrival_ns = arrival_ns
+        if self._trigger_all or self._trigger_mask[idx].any():
+            self._new_state = True
         self._recv_ns[idx] = now_ns
         self._stamp_ns[idx] = stamp_ns
-        req = self.mapper.required_index
-        oldest = self._recv_ns[req].min()
-        if oldest >= 0:
-            self.watchdog.feed(oldest * 1e-9)
-        self._state_stamp_ns = int(self._stamp_ns[req].min())
-        if self.mapper.estimating_velocity and not self._warned_velocity:
+        if got == self._n_required:         # it carried them all: nothing older to look up
+            self.watchdog.feed(now_ns * 1e-9)
+            self._state_stamp_ns = stamp_ns
+        else:
+            req = self.mapper.required_index
+            oldest = self._recv_ns[req].min()
+            if oldest >= 0:
+                self.watchdog.feed(oldest * 1e-9)
+            self._state_stamp_ns = int(self._stamp_ns[req].min())
+        if not self._warned_velocity and self.mapper.estimating_velocity:
             self._warned_velocity = True
             self.get_logger().warning("/joint_states has no velocities for %s: estimating them by filtered "
                                       "differentiation (%.0f Hz)" % (", ".join(self.mapper.estimated_joints()),

@@ -81,10 +81,11 @@ class JointStateMapper:
         self.q = np.zeros(n) if initial_q is None else np.array(initial_q, dtype=float)
         self.qd = np.zeros(n)
         self._q_stage = self.q.copy()
-        self._qd_stage = self.qd.copy()
-        self.last_update = np.full(n, -math.inf)
-        self._t_vel = np.full(n, -math.inf)      # sample time of the position a velocity estimate last used
+        # rows: last update of each joint; sample time of the position a velocity estimate last used
+        self._times = np.full((2, n), -math.inf)
+        self.last_update, self._t_vel = self._times
         self._estimated = np.zeros(n, dtype=bool)
+        self._any_estimated = False
         self.velocity_cutoff_hz = float(velocity_cutoff_hz)
         self.updated = np.zeros(0, dtype=np.int64)
         self._maps: dict = {}
@@ -92,7 +93,7 @@ class JointStateMapper:
     @property
     def estimating_velocity(self) -> bool:
         """True if some needed joint gets its velocity from the filtered position difference."""
-        return bool(np.any(self._estimated[self.required_index]))
+        return self._any_estimated and bool(np.any(self._estimated[self.required_index]))
 
     def estimated_joints(self) -> list:
         return [j for j, i in zip(self.required, self.required_index) if self._estimated[i]]
@@ -149,36 +150,32 @@ class JointStateMapper:
         if m.error:
             raise JointStateError(m.error)
         pos = _as_array(position)
-        vel = _as_array(velocity) if nv else None
-        q_s, qd_s = self._q_stage, self._qd_stage
-        # needed joints: all finite or the message is rejected
-        if m.src.size:
-            if not K.gather(pos, m.src, q_s, m.dst):
-                raise JointStateError("non-finite position of joint %s" % self._bad(names, pos, m))
-            if vel is not None and not K.gather(vel, m.src, qd_s, m.dst):
-                raise JointStateError("non-finite velocity of joint %s" % self._bad(names, vel, m))
-        return self._commit(m, pos, vel, t)
-
-    def _commit(self, m: _Map, pos, vel, t: float) -> int:
-        """Needed joints from the stage, other model joints where finite."""
         dst = m.dst
-        q, qd = self.q, self.qd
-        if vel is None:
-            self._estimate(dst, t)
+        # needed joints: all finite or the message is rejected (nothing applied)
+        if nv:
+            vel = _as_array(velocity)
+            bad = K.merge_measured(pos, vel, m.src, dst, self.q, self.qd, self._times, t)
+            if bad >= 0:
+                k = m.src[bad % len(m.src)]
+                raise JointStateError("non-finite %s of joint %r" % ("position" if bad < len(m.src) else "velocity",
+                                                                     names[k]))
+            if self._any_estimated:
+                self._estimated[dst] = False
+                self._any_estimated = bool(self._estimated.any())
         else:
-            for i in dst:
-                qd[i] = self._qd_stage[i]
-            self._estimated[dst] = False
-            self._t_vel[dst] = t
-        for i in dst:
-            q[i] = self._q_stage[i]
+            vel = None
+            if dst.size:
+                if not K.gather(pos, m.src, self._q_stage, dst):
+                    raise JointStateError("non-finite position of joint %s" % self._bad(names, pos, m))
+                self._estimate(dst, t)
+                self.q[dst] = self._q_stage[dst]
+                self.last_update[dst] = t
         if m.src_opt.size:
-            K.gather_finite(pos, m.src_opt, q, m.dst_opt)
+            K.gather_finite(pos, m.src_opt, self.q, m.dst_opt)
             if vel is not None:
-                K.gather_finite(vel, m.src_opt, qd, m.dst_opt)
-        self.last_update[dst] = t
+                K.gather_finite(vel, m.src_opt, self.qd, m.dst_opt)
         self.updated = dst
-        return int(dst.size)
+        return dst.size
 
     def _estimate(self, dst, t: float) -> None:
         """qd += alpha (dq/dt - qd), per joint, with alpha from each joint's own sample interval."""
@@ -193,6 +190,7 @@ class JointStateMapper:
             if t > tp:
                 t_prev[i] = t
         self._estimated[dst] = True
+        self._any_estimated = True
 
     def _bad(self, names, values, m: _Map) -> str:
         for k in m.src:

@@ -14,7 +14,8 @@ from ...dynamics.closed_loop_api import (LoopClosureError, closed_loop_coriolis_
                                          closed_loop_inverse_dynamics, closed_loop_mass_matrix, loop_jacobian,
                                          solve_loops)
 from ...dynamics.spatial import JTYPE, QIDX, REVOLUTE
-from ..plant import Plant, StateError, first_missing, joint_friction, payload_links
+from .. import _kernels as K
+from ..plant import Plant, StateError, joint_friction, payload_links
 
 DEFAULT_LOOP_TOLERANCE = 0.01
 
@@ -34,7 +35,7 @@ class ClosedLoopPlant(Plant):
         self.name = model.name
         self.loop_tolerance = float(loop_tolerance)
         self._active = np.array(model.loops.active)
-        self._passive = np.array(model.loops.passive)
+        self._passive = np.array(model.loops.passive, dtype=np.int64)
         self.joint_names = model.active_joint_names
         self.state_names = model.active_joint_names + model.passive_joint_names
         self.required_names = self.joint_names
@@ -51,6 +52,7 @@ class ClosedLoopPlant(Plant):
         self._q = np.array(model.loops.q_ref)          # the closed tree configuration of the last state
         self._qa = np.array(self._q[self._active])
         self._qda = np.zeros(len(self._active))
+        self._guess = np.empty(model.n)                # the next solve's warm start
         self._sim_q = np.array(model.loops.q_ref)      # warm start of the simulation's loop solves
         # before any measurement: the active joints of the reference closure, the passive ones unknown
         self.initial_state = np.r_[self._qa, np.full(len(self._passive), np.nan)]
@@ -62,29 +64,23 @@ class ClosedLoopPlant(Plant):
         if q.shape != (ns,) or qd.shape != (ns,):
             raise StateError(f"state must have {ns} positions and velocities ({list(self.state_names)}), "
                              f"got {q.shape} and {qd.shape}")
-        i = first_missing(q, qd, N)
-        if i >= 0:
-            raise StateError(f"active joint '{self.state_names[i]}' is missing or not finite")
-        measured = np.isfinite(q[N:])
-        some = measured.any()
-        guess = self._q
-        if some:
-            guess = np.array(self._q)
-            guess[self._passive[measured]] = q[N:][measured]
+        measured = K.loop_guess(q, qd, N, self._passive, self._q, self._guess)
+        if measured < 0:
+            raise StateError(f"active joint '{self.state_names[-1 - measured]}' is missing or not finite")
         try:
-            q_tr = solve_loops(self.model, q[:N], guess)
+            q_tr = solve_loops(self.model, q[:N], self._guess)
         except LoopClosureError as exc:
             raise StateError(f"the loops do not close at the measured state: {exc}") from None
-        for j in np.flatnonzero(measured) if some else ():
+        j = K.passive_gap(q, N, self._passive, q_tr, self._revolute, self.loop_tolerance) if measured else -1
+        if j >= 0:
             k = self._passive[j]
             diff = q[N + j] - q_tr[k]
             if self._revolute[k]:
                 diff = (diff + np.pi) % (2 * np.pi) - np.pi
-            if abs(diff) > self.loop_tolerance:
-                raise StateError(f"passive joint '{self.state_names[N + j]}' is measured at {q[N + j]:.6g} but the "
-                                 f"closed loop puts it at {q_tr[k]:.6g} (off by {abs(diff):.3g}, loop_tolerance "
-                                 f"{self.loop_tolerance:g})")
-        self._q, self._qa, self._qda = q_tr, np.array(q[:N]), np.array(qd[:N])
+            raise StateError(f"passive joint '{self.state_names[N + j]}' is measured at {q[N + j]:.6g} but the "
+                             f"closed loop puts it at {q_tr[k]:.6g} (off by {abs(diff):.3g}, loop_tolerance "
+                             f"{self.loop_tolerance:g})")
+        self._q, self._qa, self._qda = q_tr, q[:N].copy(), qd[:N].copy()
 
     @property
     def q(self):
