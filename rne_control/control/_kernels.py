@@ -123,13 +123,22 @@ def merge_measured(pos, vel, src, dst, q, qd, times, t):
 
 
 @njit(cache=True, nogil=True)
+def first_nonfinite(q, qd, n):
+    """The first i < n with q[i] or qd[i] not finite, or -1."""
+    for i in range(n):
+        if not (math.isfinite(q[i]) and math.isfinite(qd[i])):
+            return i
+    return -1
+
+
+@njit(cache=True, nogil=True)
 def loop_guess(q, qd, n_active, passive, q_last, guess):
     """A closed-loop state (active joints first, then the passive ones, NaN where not measured): guess =
     q_last with each measured passive joint put in at index passive[j]. Returns -1 - i if active joint i's
     position or velocity is not finite, else the number of passive joints measured."""
-    for i in range(n_active):
-        if not (math.isfinite(q[i]) and math.isfinite(qd[i])):
-            return -1 - i
+    i = first_nonfinite(q, qd, n_active)
+    if i >= 0:
+        return -1 - i
     for k in range(q_last.shape[0]):
         guess[k] = q_last[k]
     measured = 0
@@ -189,6 +198,7 @@ def warm_up() -> None:
     gather_finite(z, idx, z.copy(), idx)
     merge_measured(z, z, idx, idx, z.copy(), z.copy(), np.zeros((2, n)), 0.0)
     take(z, idx, z.copy())
+    first_nonfinite(z, z, n)
     loop_guess(z, z, 1, idx[1:], z, z.copy())
     passive_gap(z, 1, idx[1:], z, np.zeros(n, dtype=np.bool_), 0.01)
     put(z, idx, z.copy())

@@ -30,6 +30,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from . import _kernels as K
+
 
 def joint_friction(model):
     """(Fs, Fv): Coulomb (N m or N) and viscous (N m s/rad or N s/m) friction of every joint of a tree
@@ -49,9 +51,9 @@ def payload_links(model) -> tuple:
 
 
 def first_missing(q, qd, n):
-    """Index of the first of the first ``n`` joints whose position or velocity is not finite, or -1."""
-    ok = np.isfinite(q[:n]) & np.isfinite(qd[:n])
-    return -1 if ok.all() else int(np.argmin(ok))
+    """Index of the first of the first ``n`` joints whose position or velocity (float64 arrays) is not
+    finite, or -1."""
+    return K.first_nonfinite(q, qd, n)
 
 
 class StateError(ValueError):
