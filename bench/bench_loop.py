@@ -13,8 +13,10 @@ Reports, per trigger, side by side:
   * command periods and late fraction (> 1.5 ms) and the baseline's, both as they arrive at a monitor
     node (on 2 cores the monitor is starved, so these are indicative), and the baseline's own timer;
   * CPU use and RSS growth of each process;
-  * the goals: with ``state`` latency p50 <= 150 us and p99 <= 500 us; compute p99 <= 30 us; late
-    cycles no more than the baseline's.
+  * the goals: with ``state`` latency p50 <= 150 us and p99 <= 500 us; late cycles no more than the
+    baseline's; compute p99 <= 30 us on the arm (issue 13); with another ``--config`` (the palletiser's
+    closed loop, the Gough-Stewart platform) the tree's earlier figures, compute p50 <= 30 us and
+    p99 <= 100 us (issues 7 and 8).
 
     bench/bench_loop.py [--duration 20] [--config config/arm7_controller.yaml] [--rate 1000]
                         [--triggers timer,state] [--no-rt]
@@ -328,9 +330,13 @@ def report(args, results):
         lat50, lat99 = _d(st, "latency_p50_us"), _d(st, "latency_p99_us")
         print(f"  [{'ok' if lat50 <= 150 else 'MISS'}] trigger state: latency p50 {lat50:.1f} us <= 150 us")
         print(f"  [{'ok' if lat99 <= 500 else 'MISS'}] trigger state: latency p99 {lat99:.1f} us <= 500 us")
+    tree = Path(args.config).name == "arm7_controller.yaml"
+    p99_goal = 30 if tree else 100   # the tree's goal; the other kinds keep the tree's earlier figures
     for t, r in results.items():
-        c99 = _d(r, "compute_time_p99_us")
-        print(f"  [{'ok' if c99 <= 30 else 'MISS'}] trigger {t}: compute p99 {c99:.1f} us <= 30 us")
+        c50, c99 = _d(r, "compute_time_p50_us"), _d(r, "compute_time_p99_us")
+        if not tree:
+            print(f"  [{'ok' if c50 <= 30 else 'MISS'}] trigger {t}: compute p50 {c50:.1f} us <= 30 us")
+        print(f"  [{'ok' if c99 <= p99_goal else 'MISS'}] trigger {t}: compute p99 {c99:.1f} us <= {p99_goal} us")
         if r.get("cmd") and r.get("base"):
             ok = r["cmd"]["late"] <= max(r["base"]["late"], 1e-9) * 1.0 + 1e-3
             print(f"  [{'ok' if ok else 'MISS'}] trigger {t}: late fraction {100 * r['cmd']['late']:.2f}% <= "
