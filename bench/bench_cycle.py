@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""The controller's own cycle, without the machine around it: ``rne_controller`` (``trigger: state``,
+1 kHz) in this process, fed joint states directly (one message every 1 ms of a 0.5 Hz sinusoid on every
+controlled joint, built by the plant's ``sim_joint_states`` as ``rne_sim`` would), no executor, no
+``rne_sim`` and no subscriber on its command topic. Prints, per robot, the node's compute time (cycle
+entry to the hand-off of the command, its ``/diagnostics`` figure) and the whole state callback
+(merging the message, the cycle, the publish call, and every 10th cycle ``~/controller_state``).
+
+Compare with ``make bench-loop``: what that adds is the machine (DDS traffic, ``rne_sim`` and the
+baseline sharing 2 cores).
+
+    .venv/bin/python bench/bench_cycle.py [--states 4000] [--config config/arm7_controller.yaml ...]
+"""
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = ["config/arm7_controller.yaml", "config/palletizer_controller.yaml",
+           "config/gough_stewart_controller.yaml"]
+
+
+def states(plant, n, dt=1e-3, amplitude=0.05, hz=0.5):
+    """n JointState messages of a sinusoid about the plant's reference state."""
+    from sensor_msgs.msg import JointState
+    q0, _ = plant.sim_reference_state()
+    nc = plant.n
+    out = []
+    for k in range(n):
+        w = 2 * np.pi * hz
+        q, qd = q0.copy(), np.zeros_like(q0)
+        q[:nc] += amplitude * np.sin(w * k * dt)
+        qd[:nc] = amplitude * w * np.cos(w * k * dt)
+        names, p, v = plant.sim_joint_states(q, qd)
+        m = JointState()
+        m.name, m.position, m.velocity = list(names), [float(x) for x in p], [float(x) for x in v]
+        out.append(m)
+    return out
+
+
+def run(config, n_states, warm):
+    import rclpy
+    from rne_control.ros.controller_node import ControllerNode
+    rclpy.init(args=["bench_cycle", "--ros-args", "--params-file", str(ROOT / config), "-p", "trigger:=state",
+                     "-p", "rate:=1000.0", "-p", "sched_priority:=0", "--log-level", "warn"])
+    try:
+        node = ControllerNode()
+        msgs = states(node.plant, n_states + warm)
+        clock = node.get_clock()
+        callback = []
+        for i, m in enumerate(msgs):
+            m.header.stamp = clock.now().to_msg()
+            t0 = time.perf_counter_ns()
+            node._on_state_trigger(m)
+            callback.append(time.perf_counter_ns() - t0)
+        k = node.stats.k_publish
+        compute = node.stats.computes[:min(k, node.stats.ring)][-n_states:] / 1e3
+        callback = np.array(callback[warm:]) / 1e3
+        node.destroy_node()
+    finally:
+        rclpy.shutdown()
+    return compute, callback
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--states", type=int, default=4000)
+    ap.add_argument("--warm", type=int, default=300, help="states before the figures start")
+    ap.add_argument("--config", nargs="*", default=CONFIGS)
+    args = ap.parse_args()
+    os.environ.setdefault("ROS_DOMAIN_ID", str(170 + os.getpid() % 30))
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    print(f"rne_controller cycle in one process, {args.states} states at 1 kHz (trigger: state), µs")
+    print(f"{'config':<40}{'compute p50':>12}{'p99':>8}{'callback p50':>14}{'p99':>8}")
+    for cfg in args.config:
+        compute, callback = run(cfg, args.states, args.warm)
+        print(f"{Path(cfg).name:<40}{np.percentile(compute, 50):>12.1f}{np.percentile(compute, 99):>8.1f}"
+              f"{np.percentile(callback, 50):>14.1f}{np.percentile(callback, 99):>8.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
