@@ -81,6 +81,20 @@ def test_velocity_estimate_converges_to_slope():
     assert m.qd[0] == pytest.approx(2.0, rel=1e-6)
 
 
+def test_measured_velocity_replaces_the_estimate():
+    """A driver that starts publishing velocities: they are taken as they are, the joint is no longer
+    estimated, and a joint still without velocities stays estimated."""
+    m = JointStateMapper(("a", "b"), ("a", "b"), velocity_cutoff_hz=50.0)
+    for k in range(50):
+        m.update(["a", "b"], [1e-3 * k, 2e-3 * k], [], 1e-3 * k)
+    assert m.estimated_joints() == ["a", "b"]
+    m.update(["a"], [0.06], [0.7], 0.06)
+    assert m.estimated_joints() == ["b"] and m.qd[0] == 0.7 and m.last_update[0] == 0.06
+    m.update(["b"], [0.12], [-0.3], 0.06)
+    assert not m.estimating_velocity and m.estimated_joints() == []
+    np.testing.assert_array_equal(m.qd, [0.7, -0.3])
+
+
 def test_state_fields_layout():
     assert len(STATE_FIELDS) == 15
     assert STATE_FIELDS[7] == "effort_command" and STATE_FIELDS[8] == "effort_law"
