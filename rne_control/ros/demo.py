@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .demo_node import DemoNode, Spawned, console, find, spawn_controller, wait_running
+from .demo_node import DemoNode, find, spawn, wait_running
 from .demo_report import plot, print_report
 
 ROBOTS = {
@@ -269,8 +269,8 @@ def main(argv=None):
         procs = session.procs
         if not args.no_spawn:
             _log(f"robot {args.robot}: starting rne_sim and rne_controller ({cfg_path})")
-            procs.append(Spawned("rne_sim", console("rne_sim") + ["--ros-args", "--params-file", str(cfg_path)], tmp))
-            procs.append(spawn_controller(cfg_path, tmp, phases[0][1]))
+            procs.append(spawn("rne_sim", cfg_path, tmp))
+            procs.append(spawn("rne_controller", cfg_path, tmp, phases[0][1]))
         dn = session.dn = DemoNode(joints, springs)
 
         wait_running(dn, procs)
@@ -290,7 +290,7 @@ def main(argv=None):
         for i, (label, params) in enumerate(phases):
             if i > 0 and compare == "elasticity":
                 procs.pop().stop()
-                procs.append(spawn_controller(cfg_path, tmp, params, i))
+                procs.append(spawn("rne_controller", cfg_path, tmp, params, i))
                 wait_running(dn, procs, dn.ncmd)
                 _log(f"restarted rne_controller with {params}")
                 time.sleep(1.0)

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from .demo import Session, _log, _phase, out_and_back
-from .demo_node import DemoNode, Spawned, console, find, spawn_controller, wait_running, write_params
+from .demo_node import DemoNode, Spawned, console, find, spawn, wait_running
 from .demo_report import plot, print_report
 from .identify_run import _min_jerk
 
@@ -103,10 +103,8 @@ def run(args, spec, cfg_path, cfg):
         ctl["use_sim_time"], sim["lockstep"] = True, True
     with Session() as session:
         procs = session.procs
-        sim_over = write_params(Path(tmp) / "sim.yaml", "rne_sim", sim)
-        procs.append(Spawned("rne_sim", console("rne_sim") + [
-            "--ros-args", "--params-file", str(cfg_path), "--params-file", sim_over], tmp))
-        procs.append(spawn_controller(cfg_path, tmp, ctl))
+        procs.append(spawn("rne_sim", cfg_path, tmp, sim))
+        procs.append(spawn("rne_controller", cfg_path, tmp, ctl))
         dn = session.dn = DemoNode(joints, sim_time=args.lockstep)
         wait_running(dn, procs)
         q0 = dn.last_state[1].copy()
@@ -115,9 +113,9 @@ def run(args, spec, cfg_path, cfg):
         _save_test_record(results[0], joints, files["test.npz"], model_file)
 
         _log("rne_identify run: recording an excitation trajectory")
-        rec = _run_tool(["run", "--out", str(files["excitation.npz"]), *EXCITATION, "--ros-args",
-                   "--params-file", str(cfg_path), "--params-file", str(Path(tmp) / "controller.yaml")],
-                  tmp, "rne_identify_run", 600)
+        ctl_files = [x for f in procs[-1].params_files for x in ("--params-file", f)]
+        rec = _run_tool(["run", "--out", str(files["excitation.npz"]), *EXCITATION, "--ros-args", *ctl_files],
+                        tmp, "rne_identify_run", 600)
         print("\n".join(x for x in rec.splitlines() if "tracking" in x or "warning" in x))
         _log("rne_identify fit --physical: fitting the base parameters")
         fit = _run_tool(["fit", str(files["excitation.npz"]), "--model", model_file, "--out",
@@ -126,7 +124,7 @@ def run(args, spec, cfg_path, cfg):
         print(fit[fit.index("cross-validation"):] if "cross-validation" in fit else fit[-2000:])
 
         procs.pop().stop()
-        procs.append(spawn_controller(cfg_path, tmp, dict(ctl, model_file=str(files["identified.yaml"])), 1))
+        procs.append(spawn("rne_controller", cfg_path, tmp, dict(ctl, model_file=str(files["identified.yaml"])), 1))
         wait_running(dn, procs, dn.ncmd)
         _log(f"restarted rne_controller with model_file {files['identified.yaml']}")
         _return_to(dn, q0)

@@ -76,11 +76,15 @@ class Spawned:
         return self.proc.returncode
 
 
-def spawn_controller(cfg_path, logdir, params, tag=""):
-    """``rne_controller`` from the robot's parameter file with ``params`` written over it."""
-    over = write_params(Path(logdir) / f"controller{tag}.yaml", "rne_controller", params)
-    return Spawned("rne_controller", console("rne_controller") + [
-        "--ros-args", "--params-file", str(cfg_path), "--params-file", over], logdir)
+def spawn(exe, cfg_path, logdir, params=None, tag=""):
+    """``rne_sim`` or ``rne_controller`` (``exe``) from the robot's parameter file, with ``params`` (if
+    any) written over it; ``params_files`` of the returned process lists the files it was given."""
+    files = [str(cfg_path)]
+    if params:
+        files.append(str(write_params(Path(logdir) / f"{exe}{tag}.yaml", exe, params)))
+    p = Spawned(exe, console(exe) + ["--ros-args"] + [x for f in files for x in ("--params-file", f)], logdir)
+    p.params_files = files
+    return p
 
 
 def wait_running(dn, procs, n0=0, timeout=30.0):

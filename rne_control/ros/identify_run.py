@@ -21,6 +21,8 @@ import warnings
 
 import numpy as np
 
+from .demo_node import spin_in_background
+
 TRAJ_DT = 0.02  # s between trajectory points (the controller interpolates quintically)
 
 
@@ -122,7 +124,6 @@ def _report_tracking(joints, q, q_des):
 
 def record(args, ros_args):
     import rclpy
-    from rclpy.executors import SingleThreadedExecutor
 
     import rne_control as rc
     from rne_control.identification.record import save_record
@@ -154,10 +155,7 @@ def record(args, ros_args):
     node = rclpy.create_node("rne_identify")
     rec = Recorder(node, model.joint_names, cfg.get("command_topic", "/effort_controller/commands"),
                    args.controller)
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    spin = threading.Thread(target=executor.spin, daemon=True)
-    spin.start()
+    halt = spin_in_background(node)
     try:
         deadline = time.monotonic() + args.timeout
         while rec.now() is None or rec.last_cmd is None or rec.pub.get_subscription_count() == 0:
@@ -182,7 +180,7 @@ def record(args, ros_args):
         _progress(1.0, T_exc, T_exc)
         sys.stderr.write("\n")
     finally:
-        executor.shutdown()
+        halt()
         node.destroy_node()
         rclpy.try_shutdown()
     with rec.lock:

@@ -154,11 +154,9 @@ class JointStateMapper:
         # needed joints: all finite or the message is rejected (nothing applied)
         if nv:
             vel = _as_array(velocity)
-            bad = K.merge_measured(pos, vel, m.src, dst, self.q, self.qd, self._times, t)
-            if bad >= 0:
-                k = m.src[bad % len(m.src)]
-                raise JointStateError("non-finite %s of joint %r" % ("position" if bad < len(m.src) else "velocity",
-                                                                     names[k]))
+            if K.merge_measured(pos, vel, m.src, dst, self.q, self.qd, self._times, t) >= 0:
+                for what, values in (("position", pos), ("velocity", vel)):
+                    self._check_finite(names, values, m, what)
             if self._any_estimated:
                 self._estimated[dst] = False
                 self._any_estimated = bool(self._estimated.any())
@@ -166,7 +164,7 @@ class JointStateMapper:
             vel = None
             if dst.size:
                 if not K.gather(pos, m.src, self._q_stage, dst):
-                    raise JointStateError("non-finite position of joint %s" % self._bad(names, pos, m))
+                    self._check_finite(names, pos, m, "position")
                 self._estimate(dst, t)
                 self.q[dst] = self._q_stage[dst]
                 self.last_update[dst] = t
@@ -192,8 +190,9 @@ class JointStateMapper:
         self._estimated[dst] = True
         self._any_estimated = True
 
-    def _bad(self, names, values, m: _Map) -> str:
+    @staticmethod
+    def _check_finite(names, values, m: _Map, what: str) -> None:
+        """Raise JointStateError naming the first needed joint whose ``what`` in ``values`` is not finite."""
         for k in m.src:
             if not math.isfinite(values[k]):
-                return repr(names[k])
-        return "?"
+                raise JointStateError("non-finite %s of joint %r" % (what, names[k]))
