@@ -107,8 +107,7 @@ def coriolis_torques(model, q, qd, out=None):
 
 def mass_matrix(model, q):
     """Joint-space inertia matrix H(q) (kg m^2, kg), symmetric positive definite, rotor inertia on the diagonal."""
-    n = model.n
-    H = _empty((n, n))
+    H = _empty(model._mass_shape)
     args = (_ndarray, model._K, q, H)
     st = _crba_one(_id(args), 0)
     if st == 0:

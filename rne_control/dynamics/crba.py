@@ -6,9 +6,9 @@ rotor inertia Ia is added on the diagonal (Khalil §3.3.1).
 
 from .direct import NOT_DIRECT, arrays_ok, matrix, vector
 from .spatial import (entry, split, F_OUT, F_Q, IA, LENGTH, NONFINITE, PARENT, REVOLUTE, add_params_to_parent, bad,
-                      body, inertia_mul, jit, joint_xform, length_status, status, xT_force)
+                      body, inertia_column, jit, joint_xform, length_status, status, xT_force)
 
-WS = 28  # X_up 0:12, I^c 12:22, F 22:28
+WS = 22  # X_up 0:12, I^c 12:22
 
 
 @jit
@@ -39,13 +39,9 @@ def crba(tree, dyn, q, H, ws):
                 H[r, c] = 0.0
     for i in range(nb):
         p, jtype, k = body(tree, i)
-        F = ws[i, 22:28]
-        # S_i as a tuple: kept in registers, where a workspace copy would be stored and loaded back
-        S = (0.0, 0.0, 1.0, 0.0, 0.0, 0.0) if jtype == REVOLUTE else (0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
-        inertia_mul(ws[i, 12:22], S, F)  # F = I^c_i S_i
-        H[k, k] = F[2 if jtype == REVOLUTE else 5] + tree[i, IA]
+        f0, f1, f2, f3, f4, f5 = inertia_column(ws[i, 12:22], jtype)  # F = I^c_i S_i
+        H[k, k] = (f2 if jtype == REVOLUTE else f5) + tree[i, IA]
         j, pj = i, p
-        f0, f1, f2, f3, f4, f5 = F[0], F[1], F[2], F[3], F[4], F[5]
         while pj >= 0:  # F = X_j^T F; j = parent(j); H_ij = H_ji = S_j^T F
             f0, f1, f2, f3, f4, f5 = xT_force(ws[j, 0:12], f0, f1, f2, f3, f4, f5)
             j = pj

@@ -64,6 +64,7 @@ class Model:
         self.joint_names = tuple(joint_names)
         self.link_names = tuple(link_names)
         self.n = len(self.joint_names)
+        self._mass_shape = (self.n, self.n)   # the mass matrix's shape, built once for its fast path
         topo = np.asarray(topo, float).reshape(-1, 3)
         # elastic: (n, 5) per joint, joints order (elastic.elastic_columns); None: every joint rigid
         if elastic is None:
