@@ -34,3 +34,7 @@ __all__ = ["Model", "ModelError", "InputError", "SingularMassMatrixError", "load
            "excitation_trajectory", "identify", "differentiate",
            "solve_loops", "loop_jacobian", "closed_loop_inverse_dynamics", "closed_loop_gravity_torques",
            "closed_loop_coriolis_torques", "closed_loop_mass_matrix", "closed_loop_forward_dynamics"]
+
+from .kernel_cache import refresh as _refresh_kernel_cache
+
+_refresh_kernel_cache()   # before any kernel is called: drop cache entries compiled against older helpers

@@ -1,0 +1,85 @@
+"""Keep numba's on-disk cache of the kernels consistent with all of their sources.
+
+Numba keys each kernel's cache entry to the kernel's own source file (its path, modification time and
+size). The kernels inline helpers from other files (``spatial.py``, ``direct.py``, ...) and call kernels
+of other files, so after a change to a helper alone (an edit in a development checkout, a ``git pull``
+into an editable or ``--symlink-install`` install) numba would keep loading the kernels of the unchanged
+files, compiled against the old helper. :func:`refresh` runs at ``import rne_control``: it hashes the
+source files of every kernel and, in each cache directory whose recorded hash differs (or has none),
+removes the cache entries of rne_control's kernels, so that numba compiles them afresh (``rne_compile``
+does it ahead of time). A fresh install has no entries to remove.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+
+STAMP = "rne_control_kernel_sources.sha1"
+
+
+def sources_hash(dispatchers) -> str:
+    """SHA-1 over the contents of the source files of ``dispatchers`` ((name, numba dispatcher) pairs)."""
+    h = hashlib.sha1()
+    for path in sorted({d.py_func.__code__.co_filename for _, d in dispatchers}):
+        with open(path, "rb") as f:
+            h.update(path.encode() + b"\0" + f.read())
+    return h.hexdigest()
+
+
+def _entries(d):
+    """(cache directory, index file name) of a dispatcher with caching, else None (numba's private API:
+    another numba version without these attributes only turns the check off)."""
+    cache = getattr(d, "_cache", None)
+    try:
+        return cache._cache_path, cache._cache_file._index_name
+    except AttributeError:
+        return None
+
+
+def library_dispatchers() -> list:
+    """The kernels of the dynamics and identification layers, which share helpers across files. (The
+    control layer's kernels, in ``control/_kernels.py``, use none from other files: numba's own key to
+    their file is enough.)"""
+    from .compile import dispatchers
+    return [(name, d) for name, d in dispatchers()
+            if d.py_func.__module__.startswith(("rne_control.dynamics.", "rne_control.identification."))]
+
+
+def refresh(dispatchers=None) -> list:
+    """Remove stale cache entries (see the module docstring) of ``dispatchers`` (default
+    :func:`library_dispatchers`); returns the cache directories refreshed."""
+    if dispatchers is None:
+        dispatchers = library_dispatchers()
+    by_dir = {}
+    for _, d in dispatchers:
+        e = _entries(d)
+        if e is not None:
+            by_dir.setdefault(e[0], []).append(e[1])
+    if not by_dir:
+        return []
+    digest = sources_hash(dispatchers)
+    refreshed = []
+    for cache_dir, indexes in sorted(by_dir.items()):
+        stamp = os.path.join(cache_dir, STAMP)
+        try:
+            with open(stamp) as f:
+                if f.read().strip() == digest:
+                    continue
+        except OSError:
+            pass
+        try:
+            names = os.listdir(cache_dir)
+        except OSError:
+            names = []
+        prefixes = tuple(ix[:-len("nbi")] for ix in indexes)   # "crba.crba-14.py311." (.nbi, .N.nbc)
+        try:
+            for name in names:
+                if name.startswith(prefixes) and name.endswith((".nbi", ".nbc")):
+                    os.remove(os.path.join(cache_dir, name))
+            os.makedirs(cache_dir, exist_ok=True)
+            with open(stamp, "w") as f:
+                f.write(digest + "\n")
+        except OSError:  # a read-only install: numba does not write there either
+            continue
+        refreshed.append(cache_dir)
+    return refreshed

@@ -1,0 +1,60 @@
+"""The numba cache of a kernel follows a change in a helper it inlines from another file (kernel_cache.py).
+
+Numba alone keys a kernel's cache entry to the kernel's own file, so the premise is checked first: with
+the helper edited and the kernel's file untouched, numba still loads the old compiled kernel. Then
+kernel_cache.refresh drops the entry and the new helper takes effect.
+"""
+import os
+import subprocess
+import sys
+import textwrap
+
+import rne_control
+from rne_control.kernel_cache import STAMP, _entries, library_dispatchers, sources_hash
+
+RUN = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    import kern, helper
+    from rne_control.kernel_cache import refresh
+    if sys.argv[2] == "refresh":
+        refresh([("kern.kernel", kern.kernel), ("helper.scale", helper.scale)])
+    print(kern.kernel(2.0))
+""")
+
+
+def _run(tmp_path, mode):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, "-c", RUN, str(tmp_path / "src"), mode], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return float(out.stdout.split()[-1])
+
+
+def test_refresh_recompiles_a_kernel_whose_helper_changed(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "helper.py").write_text("import numba\n\n@numba.njit(cache=True, inline='always')\n"
+                                   "def scale(x):\n    return 3.0 * x\n")
+    (src / "kern.py").write_text("import numba\nfrom helper import scale\n\n@numba.njit(cache=True)\n"
+                                 "def kernel(x):\n    return scale(x) + 1.0\n")
+    assert _run(tmp_path, "refresh") == 7.0          # compiled and cached; the stamp recorded
+    assert _run(tmp_path, "plain") == 7.0            # loaded from the cache
+    st = os.stat(src / "kern.py")
+    (src / "helper.py").write_text((src / "helper.py").read_text().replace("3.0", "5.0"))
+    os.utime(src / "kern.py", ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert _run(tmp_path, "plain") == 7.0            # numba alone: the stale kernel (the premise)
+    assert _run(tmp_path, "refresh") == 11.0         # refreshed: compiled against the new helper
+    assert _run(tmp_path, "refresh") == 11.0         # and cached again, the stamp now current
+
+
+def test_import_records_the_kernel_sources_hash():
+    import rne_control.control._kernels  # noqa: F401 (loaded later than the library: not in the hash)
+    disp = library_dispatchers()
+    dirs = {_entries(d)[0] for _, d in disp if _entries(d) is not None}
+    assert dirs, "no cached kernels found"
+    digest = sources_hash(disp)
+    for cache_dir in dirs:
+        with open(os.path.join(cache_dir, STAMP)) as f:
+            assert f.read().strip() == digest, cache_dir
+    assert rne_control.__version__
