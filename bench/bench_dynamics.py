@@ -86,7 +86,7 @@ def main():
              "computeGeneralizedGravity"),
             ("coriolis_torques", lambda: rc.coriolis_torques(model, q, qd), lambda: pin.nonLinearEffects(pm, pd, q, qd),
              "nonLinearEffects (C+g)"),
-            ("mass_matrix", lambda: rc.mass_matrix(model, q), lambda: pin.crba(pm, pd, q), "crba (upper triangle)"),
+            ("mass_matrix", lambda: rc.mass_matrix(model, q), lambda: pin.crba(pm, pd, q), "crba"),
             ("forward_dynamics", lambda: rc.forward_dynamics(model, q, qd, tau), lambda: pin.aba(pm, pd, q, qd, tau), "aba"),
         ]
         for name, a, b, pname in rows:
