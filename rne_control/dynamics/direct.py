@@ -108,6 +108,23 @@ def matrix(args, i):
     return nb.carray(_pointer(w[DATA]), (dims[0], dims[1]), np.float64)
 
 
+@inline
+def unmanaged(a):
+    """The C-contiguous float64 array ``a`` as an array over the same memory without numba's reference
+    count. An array that comes through numba's dispatcher (or from np.empty) is managed: each view a
+    kernel takes of it (every ``ws[i, 0:12]``) then increments and decrements its count atomically, which
+    made the RNE of a 3-joint leg cost about four times as much. The caller keeps ``a`` alive (an
+    argument of the entry point, or a buffer passed to :func:`keep_alive` after the call)."""
+    return nb.carray(_pointer(a.ctypes.data), a.shape, np.float64)
+
+
+@inline
+def keep_alive(a, result):
+    """``result``, after a use of ``a``: placed after a call that worked on an :func:`unmanaged` view of
+    ``a``, it keeps ``a`` (numba frees an array after its last use) alive through that call."""
+    return result if a.size >= 0 else result
+
+
 def _layout_ok():
     """Re-read the offsets above with ctypes on a known tuple and arrays."""
     try:

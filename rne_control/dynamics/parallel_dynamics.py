@@ -12,10 +12,11 @@ platform origin, base coordinates.
 """
 import numpy as np
 
+from .direct import keep_alive, unmanaged
 from .parallel_kinematics import (F_ACCEL, F_FEXT, F_POSE, F_Q, F_QD, F_QDD, F_TAU, F_TWIST, LENGTH, LEG_TOL, NL,
-                                  NONFINITE, ROW_GRAVITY, ROW_PLATFORM, SINGULAR_JP, SINGULAR_LEG, SINGULAR_MASS,
-                                  ZERO_QUAT, cross, finite_status, inverse_jacobian, joint_to_cartesian, leg_motion,
-                                  lu_solve, pose_rotation, st)
+                                  NONFINITE, ROW_GRAVITY, ROW_PLATFORM, SCRATCH, SINGULAR_JP, SINGULAR_LEG,
+                                  SINGULAR_MASS, ZERO_QUAT, carve, cross, finite_status, inverse_jacobian,
+                                  joint_to_cartesian, leg_motion, lu_solve, pose_rotation, scratch, st)
 from .rnea import NO_FEXT, rnea
 from .spatial import entry, inline, jit, split
 
@@ -116,29 +117,10 @@ def cartesian_fd(PK, LK, pose, twist, tau, fext, flags, out, R, W, Jinv, qlen, U
     return st(SINGULAR_MASS, bad) if bad >= 0 else 0
 
 
-@inline
-def carve(buf, k, r, c):
-    """A C-contiguous (r, c) view of the scratch buffer at offset k."""
-    return buf[k:k + r * c].reshape((r, c))
-
-
-@inline
-def scratch(buf):
-    """The kernels' scratch arrays, carved from one allocation (R, W, Jinv, qlen, U, P, lq, lqd, lqdd,
-    gam, E, t, M); buf needs SCRATCH entries."""
-    return (carve(buf, 0, 3, 3), buf[9:15], carve(buf, 15, 6, 6), buf[51:57], carve(buf, 57, 6, 3),
-            carve(buf, 75, 6, 3), buf[93:96], buf[96:99], buf[99:102], buf[102:105], carve(buf, 105, 7, 3),
-            carve(buf, 126, 5, 3), carve(buf, 141, 6, 7))
-
-
-SCRATCH = 183
-
-
 # ---------------------------------------------------------------------------- entry points (stacked)
-@entry
-def id_many(PK, LK, pose, twist, accel, fext, flags, out):
-    """Gamma (N, 6) from pose (N, 7), twist (N, 6), accel (N, 6), fext (N, 6). Returns (status, sample)."""
-    R, W, Jinv, qlen, U, P, lq, lqd, lqdd, gam, E, t, M = scratch(np.empty(SCRATCH))
+@jit
+def _id(PK, LK, pose, twist, accel, fext, flags, out, buf):
+    R, W, Jinv, qlen, U, P, lq, lqd, lqdd, gam, E, t, M = scratch(buf)
     for s in range(pose.shape[0]):
         code = (finite_status(pose[s], F_POSE) or finite_status(twist[s], F_TWIST)
                 or finite_status(accel[s], F_ACCEL) or finite_status(fext[s], F_FEXT))
@@ -153,9 +135,15 @@ def id_many(PK, LK, pose, twist, accel, fext, flags, out):
 
 
 @entry
-def fd_many(PK, LK, pose, twist, tau, fext, flags, out):
-    """accel (N, 6) from pose (N, 7), twist (N, 6), tau (N, 6), fext (N, 6). Returns (status, sample)."""
-    buf = np.empty(SCRATCH + 48)
+def id_many(PK, LK, pose, twist, accel, fext, flags, out):
+    """Gamma (N, 6) from pose (N, 7), twist (N, 6), accel (N, 6), fext (N, 6). Returns (status, sample)."""
+    buf = np.empty(SCRATCH)
+    return keep_alive(buf, _id(unmanaged(PK), unmanaged(LK), unmanaged(pose), unmanaged(twist), unmanaged(accel),
+                               unmanaged(fext), flags, unmanaged(out), unmanaged(buf)))
+
+
+@jit
+def _fd(PK, LK, pose, twist, tau, fext, flags, out, buf):
     R, W, Jinv, qlen, U, P, lq, lqd, lqdd, gam, E, t, M = scratch(buf)
     Lam, h, e = carve(buf, SCRATCH, 6, 6), buf[SCRATCH + 36:SCRATCH + 42], buf[SCRATCH + 42:SCRATCH + 48]
     for s in range(pose.shape[0]):
@@ -172,12 +160,15 @@ def fd_many(PK, LK, pose, twist, tau, fext, flags, out):
 
 
 @entry
-def joint_many(PK, LK, q, qd, x, flags, mode, pose, out):
-    """Actuator coordinates, N samples; pose (N, 7) holds the forward-kinematics guess in row 0 and receives
-    every sample's pose (each sample warm-starts from the previous one). mode 0: inverse dynamics, x = qdd,
-    out (N, 6) = Gamma; mode 1: forward dynamics, x = tau, out (N, 6) = qdd; mode 2: out (N, 36) = the mass
-    matrix J_p^T Lambda J_p, row-major (x unused). Returns (status, sample)."""
-    buf = np.empty(SCRATCH + 144)
+def fd_many(PK, LK, pose, twist, tau, fext, flags, out):
+    """accel (N, 6) from pose (N, 7), twist (N, 6), tau (N, 6), fext (N, 6). Returns (status, sample)."""
+    buf = np.empty(SCRATCH + 48)
+    return keep_alive(buf, _fd(unmanaged(PK), unmanaged(LK), unmanaged(pose), unmanaged(twist), unmanaged(tau),
+                               unmanaged(fext), flags, unmanaged(out), unmanaged(buf)))
+
+
+@jit
+def _joint(PK, LK, q, qd, x, flags, mode, pose, out, buf):
     R, W, Jinv, qlen, U, P, lq, lqd, lqdd, gam, E, t, M = scratch(buf)
     k = SCRATCH
     Lam, Jp = carve(buf, k, 6, 6), carve(buf, k + 36, 6, 6)
@@ -232,3 +223,14 @@ def joint_many(PK, LK, q, qd, x, flags, mode, pose, out):
                             acc += Jp[a, r] * Lam[a, b] * Jp[b, c]
                     out[s, 6 * r + c] = acc
     return 0, 0
+
+
+@entry
+def joint_many(PK, LK, q, qd, x, flags, mode, pose, out):
+    """Actuator coordinates, N samples; pose (N, 7) holds the forward-kinematics guess in row 0 and receives
+    every sample's pose (each sample warm-starts from the previous one). mode 0: inverse dynamics, x = qdd,
+    out (N, 6) = Gamma; mode 1: forward dynamics, x = tau, out (N, 6) = qdd; mode 2: out (N, 36) = the mass
+    matrix J_p^T Lambda J_p, row-major (x unused). Returns (status, sample)."""
+    buf = np.empty(SCRATCH + 144)
+    return keep_alive(buf, _joint(unmanaged(PK), unmanaged(LK), unmanaged(q), unmanaged(qd), unmanaged(x), flags,
+                                  mode, unmanaged(pose), unmanaged(out), unmanaged(buf)))

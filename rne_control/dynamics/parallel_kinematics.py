@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .direct import keep_alive, unmanaged
 from .spatial import entry, inline, jit
 
 NL = 6
@@ -245,14 +246,33 @@ def joint_to_cartesian(PK, q, qd, qdd, pose, twist, accel, R, Jinv, qlen, U, P, 
     return 0
 
 
+# ---------------------------------------------------------------------------- scratch
+@inline
+def carve(buf, k, r, c):
+    """A C-contiguous (r, c) view of the scratch buffer at offset k."""
+    return buf[k:k + r * c].reshape((r, c))
+
+
+@inline
+def scratch(buf):
+    """The kernels' scratch arrays, carved from one allocation (R, W, Jinv, qlen, U, P, lq, lqd, lqdd,
+    gam, E, t, M); buf needs SCRATCH entries (an entry point may append its own after them)."""
+    return (carve(buf, 0, 3, 3), buf[9:15], carve(buf, 15, 6, 6), buf[51:57], carve(buf, 57, 6, 3),
+            carve(buf, 75, 6, 3), buf[93:96], buf[96:99], buf[99:102], buf[102:105], carve(buf, 105, 7, 3),
+            carve(buf, 126, 5, 3), carve(buf, 141, 6, 7))
+
+
+SCRATCH = 183
+# The entry points pass their arrays and one scratch allocation to the kernels below as unmanaged views
+# (direct.unmanaged): the many small views the kernels take then cost no reference counting.
+
+
 # ---------------------------------------------------------------------------- entry points (stacked)
-@entry
-def ik_many(PK, pose, q, legq):
-    """q (N, 6) leg lengths and legq (N, 6, 3) [theta1, theta2, q_i] of each leg, from pose (N, 7).
-    Returns (status, sample)."""
-    R, Jinv, U, P, E = (np.empty((3, 3)), np.empty((6, 6)), np.empty((6, 3)), np.empty((6, 3)),
-                        np.empty((7, 3)))
-    z6, lqd, lqdd = np.zeros(6), np.empty(3), np.empty(3)
+@jit
+def _ik(PK, pose, q, legq, buf):
+    R, W, Jinv, qlen, U, P, lq, lqd, lqdd, gam, E, t, M = scratch(buf)
+    z6 = buf[SCRATCH:SCRATCH + 6]
+    z6[:] = 0.0
     for s in range(pose.shape[0]):
         x = pose[s]
         if finite_status(x, F_POSE):
@@ -268,10 +288,17 @@ def ik_many(PK, pose, q, legq):
 
 
 @entry
-def jacobian_many(PK, pose, J):
-    """J_p (N, 6, 6) = (J_p^-1)^-1 at pose (N, 7): twist = J_p qd. Returns (status, sample)."""
-    R, Jinv, U, P, M = np.empty((3, 3)), np.empty((6, 6)), np.empty((6, 3)), np.empty((6, 3)), np.empty((6, 7))
-    qlen, e, col = np.empty(6), np.zeros(6), np.empty(6)
+def ik_many(PK, pose, q, legq):
+    """q (N, 6) leg lengths and legq (N, 6, 3) [theta1, theta2, q_i] of each leg, from pose (N, 7).
+    Returns (status, sample)."""
+    buf = np.empty(SCRATCH + 6)
+    return keep_alive(buf, _ik(unmanaged(PK), unmanaged(pose), unmanaged(q), unmanaged(legq), unmanaged(buf)))
+
+
+@jit
+def _jacobian(PK, pose, J, buf):
+    R, W, Jinv, qlen, U, P, lq, lqd, lqdd, gam, E, t, M = scratch(buf)
+    e, col = buf[SCRATCH:SCRATCH + 6], buf[SCRATCH + 6:SCRATCH + 12]
     for s in range(pose.shape[0]):
         x = pose[s]
         if finite_status(x, F_POSE):
@@ -290,11 +317,16 @@ def jacobian_many(PK, pose, J):
 
 
 @entry
-def fk_many(PK, q, pose):
-    """pose (N, 7): the guess in pose[0] on entry; each sample warm-starts from the previous solution.
-    Returns (status, sample); on failure pose[sample] holds the last iterate."""
-    R, Jinv, U, P, M = np.empty((3, 3)), np.empty((6, 6)), np.empty((6, 3)), np.empty((6, 3)), np.empty((6, 7))
-    qlen, f, dx = np.empty(6), np.empty(6), np.empty(6)
+def jacobian_many(PK, pose, J):
+    """J_p (N, 6, 6) = (J_p^-1)^-1 at pose (N, 7): twist = J_p qd. Returns (status, sample)."""
+    buf = np.empty(SCRATCH + 12)
+    return keep_alive(buf, _jacobian(unmanaged(PK), unmanaged(pose), unmanaged(J), unmanaged(buf)))
+
+
+@jit
+def _fk(PK, q, pose, buf):
+    R, W, Jinv, qlen, U, P, lq, lqd, lqdd, gam, E, t, M = scratch(buf)
+    f, dx = buf[SCRATCH:SCRATCH + 6], buf[SCRATCH + 6:SCRATCH + 12]
     if q.shape[1] != NL or pose.shape[0] != q.shape[0] or pose.shape[1] != 7:
         return st(LENGTH, 0), 0
     if finite_status(pose[0], F_POSE):
@@ -309,3 +341,10 @@ def fk_many(PK, q, pose):
             return code, s
     return 0, 0
 
+
+@entry
+def fk_many(PK, q, pose):
+    """pose (N, 7): the guess in pose[0] on entry; each sample warm-starts from the previous solution.
+    Returns (status, sample); on failure pose[sample] holds the last iterate."""
+    buf = np.empty(SCRATCH + 12)
+    return keep_alive(buf, _fk(unmanaged(PK), unmanaged(q), unmanaged(pose), unmanaged(buf)))
