@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from .crba import crba
-from .direct import DIMS, NOT_DIRECT, TUPLE_SIZE, _words, is_array, item, matrix, vector
+from .direct import DIMS, NOT_DIRECT, TUPLE_SIZE, _words, is_array, item, matrix, unmanaged, vector
 from .gravity import gravity
 from .loop_arrays import (H_LAST, V_BIAS, V_COL, V_DQ, V_E, V_G, V_H, V_LAST, V_QD, V_QDD, V_RHS, V_START, V_TAUTR,
                           V_UNIT, jit, offsets, sizes)
@@ -261,11 +261,12 @@ def guess(q_guess, q, s):
 
 @entry
 def solve_one(K, LK, qa, q_guess, q):
-    return close_loops(split(K)[0], LK, qa, q_guess, q)
+    return close_loops(split(unmanaged(K))[0], unmanaged(LK), unmanaged(qa), unmanaged(q_guess), unmanaged(q))
 
 
 @entry
-def solve_many(K, LK, qa, q_guess, q):
+def solve_many(K_, LK_, qa_, q_guess_, q_):
+    K, LK, qa, q_guess, q = unmanaged(K_), unmanaged(LK_), unmanaged(qa_), unmanaged(q_guess_), unmanaged(q_)
     tree = split(K)[0]
     for s in range(qa.shape[0]):
         st = close_loops(tree, LK, qa[s], guess(q_guess, q, s), q[s])
@@ -307,11 +308,12 @@ def jacobian(tree, LK, q, G):
 
 @entry
 def jacobian_one(K, LK, q, G):
-    return jacobian(split(K)[0], LK, q, G)
+    return jacobian(split(unmanaged(K))[0], unmanaged(LK), unmanaged(q), unmanaged(G))
 
 
 @entry
-def jacobian_many(K, LK, q, G):
+def jacobian_many(K_, LK_, q_, G_):
+    K, LK, q, G = unmanaged(K_), unmanaged(LK_), unmanaged(q_), unmanaged(G_)
     tree = split(K)[0]
     for s in range(q.shape[0]):
         st = jacobian(tree, LK, q[s], G[s])
@@ -322,11 +324,14 @@ def jacobian_many(K, LK, q, G):
 
 @entry
 def torques_one(K, LK, qa, qda, qdda, q_guess, flags, tau_a, q):
-    return torques(K, LK, qa, qda, qdda, q_guess, flags, tau_a, q)
+    return torques(unmanaged(K), unmanaged(LK), unmanaged(qa), unmanaged(qda), unmanaged(qdda), unmanaged(q_guess),
+                   flags, unmanaged(tau_a), unmanaged(q))
 
 
 @entry
-def torques_many(K, LK, qa, qda, qdda, q_guess, flags, tau_a, q):
+def torques_many(K_, LK_, qa_, qda_, qdda_, q_guess_, flags, tau_a_, q_):
+    K, LK, qa, qda, qdda = unmanaged(K_), unmanaged(LK_), unmanaged(qa_), unmanaged(qda_), unmanaged(qdda_)
+    q_guess, tau_a, q = unmanaged(q_guess_), unmanaged(tau_a_), unmanaged(q_)
     for s in range(qa.shape[0]):
         st = torques(K, LK, qa[s], qda[s], qdda[s], guess(q_guess, q, s), flags, tau_a[s], q[s])
         if st:
@@ -336,11 +341,13 @@ def torques_many(K, LK, qa, qda, qdda, q_guess, flags, tau_a, q):
 
 @entry
 def mass_one(K, LK, qa, q_guess, A, q):
-    return mass(K, LK, qa, q_guess, A, q)
+    return mass(unmanaged(K), unmanaged(LK), unmanaged(qa), unmanaged(q_guess), unmanaged(A), unmanaged(q))
 
 
 @entry
-def mass_many(K, LK, qa, q_guess, A, q):
+def mass_many(K_, LK_, qa_, q_guess_, A_, q_):
+    K, LK, qa, q_guess, A, q = (unmanaged(K_), unmanaged(LK_), unmanaged(qa_), unmanaged(q_guess_), unmanaged(A_),
+                                unmanaged(q_))
     for s in range(qa.shape[0]):
         st = mass(K, LK, qa[s], guess(q_guess, q, s), A[s], q[s])
         if st:
@@ -350,11 +357,14 @@ def mass_many(K, LK, qa, q_guess, A, q):
 
 @entry
 def forward_one(K, LK, qa, qda, tau, q_guess, flags, qdda, q):
-    return forward(K, LK, qa, qda, tau, q_guess, flags, qdda, q)
+    return forward(unmanaged(K), unmanaged(LK), unmanaged(qa), unmanaged(qda), unmanaged(tau), unmanaged(q_guess),
+                   flags, unmanaged(qdda), unmanaged(q))
 
 
 @entry
-def forward_many(K, LK, qa, qda, tau, q_guess, flags, qdda, q):
+def forward_many(K_, LK_, qa_, qda_, tau_, q_guess_, flags, qdda_, q_):
+    K, LK, qa, qda, tau = unmanaged(K_), unmanaged(LK_), unmanaged(qa_), unmanaged(qda_), unmanaged(tau_)
+    q_guess, qdda, q = unmanaged(q_guess_), unmanaged(qdda_), unmanaged(q_)
     for s in range(qa.shape[0]):
         st = forward(K, LK, qa[s], qda[s], tau[s], guess(q_guess, q, s), flags, qdda[s], q[s])
         if st:
