@@ -6,7 +6,7 @@ A joint whose D_i vanishes (a massless chain end) makes the mass matrix singular
 """
 import numpy as np
 
-from .direct import NOT_DIRECT, arrays_ok, matrix, vector
+from .direct import NOT_DIRECT, arrays_ok, matrix, unmanaged, vector
 from .spatial import (F_TAU, FRICTION, FS, FV, IA, REVOLUTE, SINGULAR, add_cross_force, add_cross_motion_S,
                       add_xT_force, body, entry, gravity_status, inertia_mul, inline, jit, joint_xform,
                       lengths_status, nonfinite_status, sgn, split, status, x_motion)
@@ -186,7 +186,7 @@ def aba_one(args, flags):
 
 @entry
 def aba_many(K, q, qd, tau, f_ext, flags, qdd):
-    tree, dyn, ws, scratch = split(K)
+    tree, dyn, ws, scratch = split(unmanaged(K))
     for s in range(q.shape[0]):
         fe = f_ext[s] if f_ext.shape[0] > 0 else NO_FEXT
         st = aba(tree, dyn, q[s], qd[s], tau[s], fe, flags, qdd[s], ws, scratch)

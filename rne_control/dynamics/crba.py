@@ -4,7 +4,7 @@ O(n d), d the depth of the tree. Composite inertias are propagated in the 10-par
 rotor inertia Ia is added on the diagonal (Khalil §3.3.1).
 """
 
-from .direct import NOT_DIRECT, arrays_ok, matrix, vector
+from .direct import NOT_DIRECT, arrays_ok, matrix, unmanaged, vector
 from .spatial import (entry, split, F_OUT, F_Q, IA, LENGTH, NONFINITE, PARENT, REVOLUTE, add_params_to_parent, bad,
                       body, inertia_column, jit, joint_xform, length_status, status, xT_force)
 
@@ -61,7 +61,7 @@ def crba_one(args, flags):
 
 @entry
 def crba_many(K, q, H):
-    tree, dyn, ws, _ = split(K)
+    tree, dyn, ws, _ = split(unmanaged(K))
     for s in range(q.shape[0]):
         st = crba(tree, dyn, q[s], H[s], ws)
         if st != 0:

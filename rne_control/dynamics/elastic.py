@@ -35,7 +35,7 @@ a_j^T alpha_j per rigid joint. The Ia_j in (72) is (36)'s rotor term (zero for a
 import numpy as np
 
 from .aba import NO_FEXT, aba, aba_forward, add_xT_M_x
-from .direct import NOT_DIRECT, arrays_ok, is_array, matrix, vector
+from .direct import NOT_DIRECT, arrays_ok, is_array, matrix, unmanaged, vector
 from .spatial import (F_OUT, F_Q, F_QD, F_TAU, FREE_JOINT, FRICTION, FS, FV, IA, QIDX, REVOLUTE, RIGID_JOINT, ROLE,
                       SINGULAR, SUBIDX, STIFFNESS, REST, DAMPING, add_xT_force, body, entry, gravity_status,
                       inline, jit, length_status, sgn, split, status, x_motion)
@@ -196,7 +196,7 @@ def elastic_rnea_one(args, flags):
 @entry
 def elastic_rnea_many(K, q, qd, qdd_r, f_ext, flags, tau_r, qdd_p):
     """Stacked samples (N, ·); f_ext (N, nb, 6) or (0, 0, 6). Returns (status, sample)."""
-    tree, dyn, ws, scratch = split(K)
+    tree, dyn, ws, scratch = split(unmanaged(K))
     for s in range(q.shape[0]):
         fe = f_ext[s] if f_ext.shape[0] > 0 else NO_FEXT
         st = elastic_rnea(tree, dyn, q[s], qd[s], qdd_r[s], fe, flags, tau_r[s], qdd_p[s], ws, scratch)
@@ -207,13 +207,13 @@ def elastic_rnea_many(K, q, qd, qdd_r, f_ext, flags, tau_r, qdd_p):
 
 @entry
 def elastic_aba_one(K, q, qd, tau_r, flags, qdd):
-    tree, dyn, ws, scratch = split(K)
+    tree, dyn, ws, scratch = split(unmanaged(K))
     return elastic_aba(tree, dyn, q, qd, tau_r, NO_FEXT, flags, qdd, ws, scratch)
 
 
 @entry
 def elastic_aba_many(K, q, qd, tau_r, f_ext, flags, qdd):
-    tree, dyn, ws, scratch = split(K)
+    tree, dyn, ws, scratch = split(unmanaged(K))
     for s in range(q.shape[0]):
         fe = f_ext[s] if f_ext.shape[0] > 0 else NO_FEXT
         st = elastic_aba(tree, dyn, q[s], qd[s], tau_r[s], fe, flags, qdd[s], ws, scratch)

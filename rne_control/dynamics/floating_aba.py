@@ -19,6 +19,7 @@ a_0' + a_g (base coordinates, [vdot; wdot]).
 
 from .aba import NO_FEXT, aba_accelerations, aba_backward, aba_forward, params_to_matrix
 from .base import F_BASE2, F_TWIST, SINGULAR_BASE, base_setup, check_vector, solve6, to_motion
+from .direct import unmanaged
 from .spatial import (F_TAU, add_cross_force, entry, inertia_mul, jit, lengths_status, split)
 
 WS = 80  # as aba.WS (row nb = the base): X_up 0:12, v 12:18, c 18:24, p^A 24:30, U 30:36, I^A 36:72, a 72:78,
@@ -64,7 +65,7 @@ def floating_aba(tree, dyn, q, qd, tau, twist, quat, wrench, flags, qdd, accel, 
 
 @entry
 def floating_aba_one(K, q, qd, tau, twist, quat, wrench, flags, qdd, accel):
-    tree, dyn, ws, scratch = split(K)
+    tree, dyn, ws, scratch = split(unmanaged(K))
     return floating_aba(tree, dyn, q, qd, tau, twist, quat, wrench, flags, qdd, accel,
                         ws, scratch)
 
@@ -72,7 +73,7 @@ def floating_aba_one(K, q, qd, tau, twist, quat, wrench, flags, qdd, accel):
 @entry
 def floating_aba_many(K, q, qd, tau, twist, quat, wrench, flags, qdd, accel):
     """Stacked samples: joint arrays (N, n), twist/wrench/accel (N, 6), quat (N, 4). Returns (status, sample)."""
-    tree, dyn, ws, scratch = split(K)
+    tree, dyn, ws, scratch = split(unmanaged(K))
     for s in range(q.shape[0]):
         st = floating_aba(tree, dyn, q[s], qd[s], tau[s], twist[s], quat[s], wrench[s], flags, qdd[s], accel[s],
                           ws, scratch)

@@ -22,6 +22,7 @@ acceleration returned is a_0' + a_g. Composite inertias use the 10-parameter for
 """
 
 from .base import F_TWIST, SINGULAR_BASE, base_setup, check_vector, solve_rigid, to_motion
+from .direct import unmanaged
 from .spatial import (F_QDD, FRICTION, FS, FV, IA, PARENT, REVOLUTE, add_cross_force, add_params_to_parent,
                       add_xT_force, body, entry, inertia_mul, inline, jit, joint_xform, lengths_status,
                       nonfinite_status, sgn, split, x_motion)
@@ -115,14 +116,14 @@ def free_floating(tree, dyn, q, qd, qdd, twist, quat, flags, tau, accel, ws):
 
 @entry
 def free_floating_one(K, q, qd, qdd, twist, quat, flags, tau, accel):
-    tree, dyn, ws, _ = split(K)
+    tree, dyn, ws, _ = split(unmanaged(K))
     return free_floating(tree, dyn, q, qd, qdd, twist, quat, flags, tau, accel, ws)
 
 
 @entry
 def free_floating_many(K, q, qd, qdd, twist, quat, flags, tau, accel):
     """Stacked samples: joint arrays (N, n), twist/accel (N, 6), quat (N, 4). Returns (status, sample)."""
-    tree, dyn, ws, _ = split(K)
+    tree, dyn, ws, _ = split(unmanaged(K))
     for s in range(q.shape[0]):
         st = free_floating(tree, dyn, q[s], qd[s], qdd[s], twist[s], quat[s], flags, tau[s], accel[s], ws)
         if st != 0:

@@ -5,7 +5,7 @@ in body coordinates; the backward pass accumulates each subtree's mass m^c and f
 tau_i = S_i^T f_i with f_i = -(gravity wrench on the subtree) = [-(h^c x g_i); -m^c g_i].
 """
 
-from .direct import NOT_DIRECT, arrays_ok, matrix, vector
+from .direct import NOT_DIRECT, arrays_ok, matrix, unmanaged, vector
 from .spatial import (F_OUT, F_Q, NONFINITE, REVOLUTE, bad, body, entry, gravity_status, jit, joint_xform,
                       length_status, split, status)
 
@@ -60,7 +60,7 @@ def gravity_one(args, flags):
 
 @entry
 def gravity_many(K, q, tau):
-    tree, dyn, ws, _ = split(K)
+    tree, dyn, ws, _ = split(unmanaged(K))
     for s in range(q.shape[0]):
         st = gravity(tree, dyn, q[s], tau[s], ws)
         if st != 0:

@@ -13,6 +13,7 @@ conserved quantity; in base coordinates at the base origin it is [R^T k + c x R^
 import numpy as np
 
 from .base import F_BASE2, F_TWIST, SINGULAR_BASE, base_rotation, check_vector, solve_rigid, to_motion
+from .direct import unmanaged
 from .spatial import (entry, split, F_OUT, F_Q, F_QD, LENGTH, NONFINITE, PARENT, REVOLUTE, add_params_to_parent, add_xT_force,
                       bad, body, inertia_mul, inline, jit, joint_xform, length_status, status, x_motion)
 
@@ -120,14 +121,14 @@ def momentum_of(tree, dyn, q, qd, twist, quat, out):
 
 @entry
 def momentum_one(K, q, qd, momentum, quat, twist):
-    tree, dyn, ws, _ = split(K)
+    tree, dyn, ws, _ = split(unmanaged(K))
     return momentum_twist(tree, dyn, q, qd, momentum, quat, twist, ws)
 
 
 @entry
 def momentum_many(K, q, qd, momentum, quat, twist):
     """Stacked samples: joint arrays (N, n), momentum/twist (N, 6), quat (N, 4). Returns (status, sample)."""
-    tree, dyn, ws, _ = split(K)
+    tree, dyn, ws, _ = split(unmanaged(K))
     for s in range(q.shape[0]):
         st = momentum_twist(tree, dyn, q[s], qd[s], momentum[s], quat[s], twist[s], ws)
         if st != 0:

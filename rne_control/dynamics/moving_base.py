@@ -7,6 +7,7 @@ the base must receive from outside to move as prescribed, gravity included.
 """
 
 from .base import F_BASE2, F_TWIST, base_setup, check_vector, to_motion
+from .direct import unmanaged
 from .spatial import (F_QDD, FRICTION, FS, FV, IA, REVOLUTE, add_cross_force, add_cross_motion_S, add_xT_force, body,
                       entry, inertia_mul, jit, joint_xform, lengths_status, nonfinite_status, sgn, split, x_motion)
 
@@ -64,7 +65,7 @@ def moving_base(tree, dyn, q, qd, qdd, twist, accel, quat, flags, tau, wrench, w
 
 @entry
 def moving_base_one(K, q, qd, qdd, twist, accel, quat, flags, tau, wrench):
-    tree, dyn, ws, _ = split(K)
+    tree, dyn, ws, _ = split(unmanaged(K))
     return moving_base(tree, dyn, q, qd, qdd, twist, accel, quat, flags, tau, wrench,
                        ws)
 
@@ -72,7 +73,7 @@ def moving_base_one(K, q, qd, qdd, twist, accel, quat, flags, tau, wrench):
 @entry
 def moving_base_many(K, q, qd, qdd, twist, accel, quat, flags, tau, wrench):
     """Stacked samples: joint arrays (N, n), twist/accel/wrench (N, 6), quat (N, 4). Returns (status, sample)."""
-    tree, dyn, ws, _ = split(K)
+    tree, dyn, ws, _ = split(unmanaged(K))
     for s in range(q.shape[0]):
         st = moving_base(tree, dyn, q[s], qd[s], qdd[s], twist[s], accel[s], quat[s], flags, tau[s], wrench[s], ws)
         if st != 0:

@@ -5,7 +5,7 @@ CORIOLIS_ONLY flag, a_g = 0 and qdd = 0: the Coriolis-only variant C(q, qd) qd.
 """
 import numpy as np
 
-from .direct import NOT_DIRECT, arrays_ok, matrix, vector
+from .direct import NOT_DIRECT, arrays_ok, matrix, unmanaged, vector
 from .spatial import (CORIOLIS_ONLY, F_QDD, FRICTION, FS, FV, IA, REVOLUTE, add_cross_force, add_cross_motion_S,
                       add_xT_force, body, entry, gravity_status, inertia_mul, inline, joint_xform, lengths_status,
                       nonfinite_status, sgn, split, x_motion)
@@ -78,7 +78,7 @@ def rnea_one(args, flags):
 @entry
 def rnea_many(K, q, qd, qdd, f_ext, flags, tau):
     """Stacked samples: q, qd, qdd, tau are (N, n); f_ext is (N, nb, 6) or (0, 0, 6). Returns (status, sample)."""
-    tree, dyn, ws, _ = split(K)
+    tree, dyn, ws, _ = split(unmanaged(K))
     for s in range(q.shape[0]):
         fe = f_ext[s] if f_ext.shape[0] > 0 else NO_FEXT
         st = rnea(tree, dyn, q[s], qd[s], qdd[s], fe, flags, tau[s], ws)
