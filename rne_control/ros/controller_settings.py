@@ -37,7 +37,8 @@ command_type              string      float64_multi_array           float64_mult
 state_publish_rate        double      100.0                         ~/controller_state rate, Hz (0: every cycle)
 velocity_filter_cutoff    double      50.0                          Hz, filter of the velocity estimate used
                                                                     when /joint_states has no velocities
-cpu_affinity              integer[]   unset                         CPUs to pin the process to
+cpu_affinity              integer[]   unset                         CPUs for the control thread (the
+                                                                    middleware's threads keep theirs)
 sched_priority            integer     0                             SCHED_FIFO priority (1..99) if allowed; 0 off
 gc_freeze                 bool        true                          gc.freeze() after start-up
 ========================  ==========  ============================  ===========================================
@@ -111,7 +112,8 @@ STATIC_SPECS = [
          "closed solution, rad or m", read_only=True, constraints="> 0"),
     Spec("velocity_filter_cutoff", T.DOUBLE, 50.0, "cut-off of the velocity estimate, Hz", read_only=True,
          constraints="> 0"),
-    Spec("cpu_affinity", T.INTEGER_ARRAY, None, "CPUs to pin the process to (unset: no change)", read_only=True),
+    Spec("cpu_affinity", T.INTEGER_ARRAY, None, "CPUs for the control thread, the executor's (unset: no change)",
+         read_only=True),
     Spec("sched_priority", T.INTEGER, 0, "SCHED_FIFO priority 1..99 where allowed (0: off)", read_only=True),
     Spec("gc_freeze", T.BOOL, True, "gc.freeze() after start-up", read_only=True),
 ]

@@ -11,7 +11,12 @@ import os
 def apply_realtime_options(params, log) -> None:
     """Apply ``cpu_affinity`` (CPU indices), ``sched_priority`` (SCHED_FIFO 1..99; 0 off) and ``gc_freeze``
     (``gc.freeze()`` after start-up, so that the collector never walks the start-up objects) from the
-    node's typed parameters ``params``."""
+    node's typed parameters ``params``.
+
+    Affinity and priority apply to the calling thread, the executor's, which runs the control cycle, and
+    to threads it starts later. The middleware's threads, started with the node, keep the system's
+    placement and priority: pinning them to the control CPU as well gave no better latency in
+    ``make bench-loop`` here, and at normal priority beside a SCHED_FIFO thread they would only wait."""
     cpus = params.get("cpu_affinity")
     if cpus:
         try:
