@@ -102,20 +102,6 @@ def gather(src, src_idx, dst, dst_idx):
 
 
 @njit(cache=True, nogil=True)
-def gather_state(q, qd, src_idx, q_out, qd_out, dst_idx):
-    """gather for a position and a velocity vector in one call: q_out[dst_idx[j]] = q[src_idx[j]] and
-    qd_out[dst_idx[j]] = qd[src_idx[j]]; returns False if any value is non-finite."""
-    ok = True
-    for j in range(src_idx.shape[0]):
-        x, v = q[src_idx[j]], qd[src_idx[j]]
-        if not (math.isfinite(x) and math.isfinite(v)):
-            ok = False
-        q_out[dst_idx[j]] = x
-        qd_out[dst_idx[j]] = v
-    return ok
-
-
-@njit(cache=True, nogil=True)
 def merge_measured(pos, vel, src, dst, q, qd, times, t):
     """For each j: q[dst[j]] = pos[src[j]], qd[dst[j]] = vel[src[j]] and times[:, dst[j]] = t, only if all
     these values are finite. Returns -1, or the first j whose position (j) or velocity (m + j, m =
@@ -209,7 +195,6 @@ def warm_up() -> None:
     clamp(z, o, z.copy(), sat)
     blend_offset(z.copy(), z, 0.5)
     gather(z, idx, z.copy(), idx)
-    gather_state(z, z, idx, z.copy(), z.copy(), idx)
     gather_finite(z, idx, z.copy(), idx)
     merge_measured(z, z, idx, idx, z.copy(), z.copy(), np.zeros((2, n)), 0.0)
     take(z, idx, z.copy())

@@ -113,7 +113,7 @@ def unmanaged(a):
     """The C-contiguous float64 array ``a`` as an array over the same memory without numba's reference
     count. An array that comes through numba's dispatcher (or from np.empty) is managed: each view a
     kernel takes of it (every ``ws[i, 0:12]``) then increments and decrements its count atomically, which
-    made the RNE of a 3-joint leg cost about four times as much. The caller keeps ``a`` alive (an
+    for small kernels costs more than their arithmetic. The caller keeps ``a`` alive (an
     argument of the entry point, or a buffer passed to :func:`keep_alive` after the call)."""
     return nb.carray(_pointer(a.ctypes.data), a.shape, np.float64)
 

@@ -18,7 +18,7 @@ from .parallel_kinematics import (F_ACCEL, F_FEXT, F_POSE, F_Q, F_QD, F_QDD, F_T
                                   SINGULAR_MASS, ZERO_QUAT, carve, cross, finite_status, inverse_jacobian,
                                   joint_to_cartesian, leg_motion, lu_solve, pose_rotation, scratch, st)
 from .rnea import NO_FEXT, rnea
-from .spatial import entry, inline, jit, split
+from .spatial import entry, jit, split
 
 
 @jit

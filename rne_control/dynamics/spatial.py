@@ -29,7 +29,8 @@ FRICTION = 1      # add Fv qd + Fs sign(qd)
 CORIOLIS_ONLY = 2  # no gravity, qdd = 0, no rotor or friction: C(q, qd) qd
 # fastmath "contract" only lets LLVM fuse a * b + c into one fused multiply-add (one rounding instead of
 # two: no less accurate), where the CPU has it; it allows no reassociation and keeps NaN and inf
-# semantics, so the kernels' finiteness checks hold. It made the CRBA kernel about 16 % faster here.
+# semantics, so the kernels' finiteness checks hold (README "Speed": it brought the mass matrix under
+# Pinocchio's time).
 FASTMATH = {"contract"}
 jit = nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
 # The entry points of the kernels hold the GIL (no nogil): they work in the model's own workspace, so

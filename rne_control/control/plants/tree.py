@@ -87,11 +87,11 @@ class TreePlant(Plant):
             raise StateError("state must have %d positions and velocities (%s), got %s and %s"
                              % (ns, list(self.state_names), q.shape, qd.shape))
         if self._identity:
-            if not K.gather_state(q, qd, self._ctrl, self._q, self._qd, self._ctrl):
+            if not (K.gather(q, self._ctrl, self._q, self._ctrl) and K.gather(qd, self._ctrl, self._qd, self._ctrl)):
                 self._raise_missing(q, qd)
             return
         first = self._first
-        if not K.gather_state(q, qd, first, self._qc, self._qdc, first):
+        if not (K.gather(q, first, self._qc, first) and K.gather(qd, first, self._qdc, first)):
             self._raise_missing(q, qd)
         K.gather_finite(q, self._all, self._q, self._state_index)
         K.gather_finite(qd, self._all, self._qd, self._state_index)
