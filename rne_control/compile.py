@@ -19,6 +19,8 @@ import time
 
 import numpy as np
 
+from .kernel_cache import dispatchers
+
 # A two-joint floating-base robot (one revolute, one prismatic joint): the kernels take the model as
 # an array, so compiling them for this model compiles them for every model.
 _URDF = """<robot name="rne_compile">
@@ -34,22 +36,6 @@ _URDF = """<robot name="rne_compile">
   <joint name="j2" type="prismatic"><parent link="l1"/><child link="l2"/><origin xyz="0.3 0 0"/>
     <axis xyz="1 0 0"/><limit effort="10" velocity="1" lower="-1" upper="1"/></joint>
 </robot>"""
-
-
-def dispatchers() -> list:
-    """(qualified name, numba dispatcher) of every jitted function in the loaded rne_control modules."""
-    from numba.core.dispatcher import Dispatcher
-
-    out, seen = [], set()
-    for mname, mod in sorted(sys.modules.items()):
-        if mod is None or not (mname == "rne_control" or mname.startswith("rne_control.")):
-            continue
-        for attr, obj in sorted(vars(mod).items()):
-            if isinstance(obj, Dispatcher) and id(obj) not in seen:
-                seen.add(id(obj))
-                out.append(("%s.%s" % (getattr(obj.py_func, "__module__", mname), obj.py_func.__qualname__),
-                            obj))
-    return out
 
 
 def signature_counts(disp=None) -> dict:

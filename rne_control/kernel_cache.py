@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 
 STAMP = "rne_control_kernel_sources.sha1"
 
@@ -36,11 +37,26 @@ def _entries(d):
         return None
 
 
+def dispatchers() -> list:
+    """(qualified name, numba dispatcher) of every jitted function in the loaded rne_control modules."""
+    from numba.core.dispatcher import Dispatcher
+
+    out, seen = [], set()
+    for mname, mod in sorted(sys.modules.items()):
+        if mod is None or not (mname == "rne_control" or mname.startswith("rne_control.")):
+            continue
+        for attr, obj in sorted(vars(mod).items()):
+            if isinstance(obj, Dispatcher) and id(obj) not in seen:
+                seen.add(id(obj))
+                out.append(("%s.%s" % (getattr(obj.py_func, "__module__", mname), obj.py_func.__qualname__),
+                            obj))
+    return out
+
+
 def library_dispatchers() -> list:
     """The kernels of the dynamics and identification layers, which share helpers across files. (The
     control layer's kernels, in ``control/_kernels.py``, use none from other files: numba's own key to
     their file is enough.)"""
-    from .compile import dispatchers
     return [(name, d) for name, d in dispatchers()
             if d.py_func.__module__.startswith(("rne_control.dynamics.", "rne_control.identification."))]
 

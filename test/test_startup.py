@@ -117,6 +117,7 @@ def test_compile_step_fills_the_cache_for_a_fresh_process(tmp_path):
                        timeout=300)
     assert r.returncode == 0, r.stderr
     assert "(0 compiled," in r.stdout, r.stdout
+    assert "Warning" not in r.stderr, r.stderr                # e.g. runpy's "found in sys.modules" for -m
 
 
 def test_cold_start_in_real_time_has_no_gap_after_the_first_command(ros_procs, ros_node, tmp_path):
