@@ -104,6 +104,28 @@ def test_inconsistent_states_are_rejected(plant):
     assert np.max(np.abs(plant.pose - plant.model.home_pose)) < 1e-10
 
 
+def test_a_rejected_state_leaves_the_last_one(plant):
+    """A state whose lengths no pose fits changes nothing: q, qd, pose and every torque stay those of the
+    last accepted state (the plant fills spare buffers and swaps them in only once the pose is solved)."""
+    m = plant.model
+    pose = np.r_[0.02, -0.01, 2.05, quat_z(0.1)]
+    q, qd = rc.platform_inverse_kinematics(m, pose), np.linspace(-0.1, 0.1, 6)
+    plant.set_state(q, qd)
+    before = [np.array(x) for x in (plant.q, plant.qd, plant.pose, plant.twist,
+                                    plant.inverse_dynamics(np.ones(6), True, np.zeros(6)),
+                                    plant.gravity_torques(np.zeros(6)), plant.coriolis_torques(np.zeros(6)))]
+    for _ in range(3):  # more than once: the spare buffers must not take the state's place either
+        with pytest.raises(StateError, match="no platform pose fits"):
+            plant.set_state([3.0, 3.0, 3.0, 8.0, 8.0, 8.0], np.ones(6))
+    after = (plant.q, plant.qd, plant.pose, plant.twist, plant.inverse_dynamics(np.ones(6), True, np.zeros(6)),
+             plant.gravity_torques(np.zeros(6)), plant.coriolis_torques(np.zeros(6)))
+    for b, a in zip(before, after):
+        assert np.array_equal(a, b)
+    assert np.allclose(plant.pose, pose, atol=1e-10)
+    expected = rc.parallel_joint_inverse_dynamics(m, q, qd, np.ones(6), pose)
+    assert np.allclose(before[4], expected, rtol=1e-12, atol=1e-9)
+
+
 def test_simulation_interface(plant):
     m = plant.model
     pose = np.r_[0.05, 0.02, 2.05, quat_z(0.1)]

@@ -12,7 +12,11 @@ from ...dynamics.parallel_api import (parallel_coriolis_torques, parallel_gravit
                                       parallel_joint_forward_dynamics, parallel_joint_inverse_dynamics,
                                       parallel_mass_matrix, platform_forward_kinematics, platform_inverse_kinematics,
                                       platform_jacobian)
-from ...dynamics.spatial import FS, FV
+from ...dynamics.calls import prepare
+from ...dynamics.parallel_api import ID, SIGS
+from ...dynamics.parallel_dynamics import joint_many
+from ...dynamics.parallel_kinematics import fk_many
+from ...dynamics.spatial import FRICTION, FS, FV
 from ...model.errors import LoopClosureError, SingularConfigurationError
 from ..plant import Plant, StateError, first_missing, payload_links
 
@@ -35,11 +39,17 @@ class ParallelPlant(Plant):
         self._Fv = np.array([lg.tree[2, FV] for lg in model.legs])
         self._Fs = np.array([lg.tree[2, FS] for lg in model.legs])
         self._gravity0 = np.array(model.gravity)
-        self._pose = np.array(model.home_pose)
         self._sim_pose = np.array(model.home_pose)
-        self._q = platform_inverse_kinematics(model, self._pose, check_limits=False)  # at rest at home until set_state
-        self._qd = np.zeros(6)
-        self.initial_state = np.array(self._q)         # the leg lengths of the home pose
+        # the state (rows of (1, 6) and (1, 7) buffers, as the kernels take them) and a second set that
+        # set_state fills and, once the pose is solved, swaps in: a rejected state leaves the last one
+        q0 = platform_inverse_kinematics(model, model.home_pose, check_limits=False)  # at rest at home until set_state
+        self._rows = (q0[None].copy(), np.zeros((1, 6)), np.array(model.home_pose)[None])
+        self._trial = tuple(np.array(a) for a in self._rows)
+        self._q, self._qd, self._pose = (a[0] for a in self._rows)
+        self._x, self._out, self._zero = np.zeros((1, 6)), np.zeros((1, 6)), np.zeros((1, 6))
+        self.initial_state = np.array(q0)              # the leg lengths of the home pose
+        for kernel in (fk_many, joint_many):
+            prepare(kernel, [SIGS[kernel]])
         self._twist = None
 
     # ------------------------------------------------------------ state
@@ -51,11 +61,15 @@ class ParallelPlant(Plant):
         i = first_missing(q, qd, 6)
         if i >= 0:
             raise StateError(f"leg '{self.state_names[i]}' is missing or not finite")
-        try:
-            pose = platform_forward_kinematics(self.model, q, self._pose)
-        except (LoopClosureError, SingularConfigurationError) as exc:
-            raise StateError(f"no platform pose fits the measured leg lengths: {exc}") from None
-        self._pose, self._q, self._qd, self._twist = pose, q.copy(), qd.copy(), None
+        Q, QD, P = self._trial
+        Q[0], QD[0], P[0] = q, qd, self._pose
+        if fk_many(self.model.kernel_arrays()[0], Q, P)[0] != 0:
+            try:
+                P[0] = platform_forward_kinematics(self.model, q, self._pose)
+            except (LoopClosureError, SingularConfigurationError) as exc:
+                raise StateError(f"no platform pose fits the measured leg lengths: {exc}") from None
+        self._trial, self._rows = self._rows, self._trial
+        self._q, self._qd, self._pose, self._twist = Q[0], QD[0], P[0], None
 
     @property
     def q(self):
@@ -78,17 +92,29 @@ class ParallelPlant(Plant):
         return self._twist
 
     # ------------------------------------------------------------ dynamics at the state last set
-    def inverse_dynamics(self, qdd, friction, out):
-        out[:] = parallel_joint_inverse_dynamics(self.model, self._q, self._qd, qdd, self._pose, friction=friction)
+    def _id(self, PKLK, qd, qdd, friction, out, public, *args):
+        """joint_many's inverse dynamics at the state last set into ``out`` (its forward kinematics starts,
+        and ends, at the solved pose). On a non-zero status the public function
+        ``public(model, q, *args)`` gives the result or raises the error."""
+        Q, _, P = self._rows
+        if joint_many(PKLK[0], PKLK[1], Q, qd, qdd, FRICTION if friction else 0, ID, P, self._out)[0] != 0:
+            out[:] = public(self.model, self._q, *args)
+            return out
+        out[:] = self._out[0]
         return out
+
+    def inverse_dynamics(self, qdd, friction, out):
+        self._x[0] = qdd
+        return self._id(self.model.kernel_arrays(), self._rows[1], self._x, friction, out,
+                        parallel_joint_inverse_dynamics, self._qd, qdd, self._pose, friction)
 
     def gravity_torques(self, out):
-        out[:] = parallel_gravity_torques(self.model, self._q, self._pose)
-        return out
+        return self._id(self.model.kernel_arrays(), self._zero, self._zero, False, out, parallel_gravity_torques,
+                        self._pose)
 
     def coriolis_torques(self, out):
-        out[:] = parallel_coriolis_torques(self.model, self._q, self._qd, self._pose)
-        return out
+        return self._id(self.model.zero_gravity_arrays(), self._rows[1], self._zero, False, out,
+                        parallel_coriolis_torques, self._qd, self._pose)
 
     def friction_torques(self, out):
         out[:] = self._Fs * np.sign(self._qd) + self._Fv * self._qd
