@@ -6,10 +6,13 @@ controlled joint, built by the plant's ``sim_joint_states`` as ``rne_sim`` would
 entry to the hand-off of the command, its ``/diagnostics`` figure) and the whole state callback
 (merging the message, the cycle, the publish call, and every 10th cycle ``~/controller_state``).
 
-Compare with ``make bench-loop``: what that adds is the machine (DDS traffic, ``rne_sim`` and the
-baseline sharing 2 cores).
+Each robot runs twice: with warm caches (the states back to back), and with the caches evicted before
+every state (``--evict`` MiB written, one byte per 64-byte line: by default 32 MiB, this machine's
+last-level cache), as they are when other processes run between two states. Compare with ``make
+bench-loop``: what that adds is the machine (DDS traffic, ``rne_sim`` and the baseline sharing 2 cores,
+and so the caches).
 
-    .venv/bin/python bench/bench_cycle.py [--states 4000] [--config config/arm7_controller.yaml ...]
+    .venv/bin/python bench/bench_cycle.py [--states 4000] [--evict 32] [--config config/arm7_controller.yaml ...]
 """
 import argparse
 import os
@@ -42,7 +45,7 @@ def states(plant, n, dt=1e-3, amplitude=0.05, hz=0.5):
     return out
 
 
-def run(config, n_states, warm):
+def run(config, n_states, warm, evict=None):
     import rclpy
     from rne_control.ros.controller_node import ControllerNode
     rclpy.init(args=["bench_cycle", "--ros-args", "--params-file", str(ROOT / config), "-p", "trigger:=state",
@@ -53,6 +56,8 @@ def run(config, n_states, warm):
         clock = node.get_clock()
         callback = []
         for i, m in enumerate(msgs):
+            if evict is not None:
+                evict[::64] += 1
             m.header.stamp = clock.now().to_msg()
             t0 = time.perf_counter_ns()
             node._on_state_trigger(m)
@@ -70,16 +75,21 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--states", type=int, default=4000)
     ap.add_argument("--warm", type=int, default=300, help="states before the figures start")
+    ap.add_argument("--evict", type=float, default=32.0, help="MiB to write before each state in the second run")
     ap.add_argument("--config", nargs="*", default=CONFIGS)
     args = ap.parse_args()
     os.environ.setdefault("ROS_DOMAIN_ID", str(170 + os.getpid() % 30))
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    print(f"rne_controller cycle in one process, {args.states} states at 1 kHz (trigger: state), µs")
-    print(f"{'config':<40}{'compute p50':>12}{'p99':>8}{'callback p50':>14}{'p99':>8}")
+    evict = np.zeros(int(args.evict * 2**20), np.uint8)
+    print(f"rne_controller cycle in one process, {args.states} states at 1 kHz (trigger: state), µs; caches warm, "
+          f"then evicted ({args.evict:g} MiB written) before each state")
+    print(f"{'config':<36}{'caches':>8}{'compute p50':>13}{'p99':>8}{'callback p50':>14}{'p99':>8}")
     for cfg in args.config:
-        compute, callback = run(cfg, args.states, args.warm)
-        print(f"{Path(cfg).name:<40}{np.percentile(compute, 50):>12.1f}{np.percentile(compute, 99):>8.1f}"
-              f"{np.percentile(callback, 50):>14.1f}{np.percentile(callback, 99):>8.1f}")
+        for label, buf in (("warm", None), ("evicted", evict)):
+            compute, callback = run(cfg, args.states, args.warm, buf)
+            print(f"{Path(cfg).name:<36}{label:>8}{np.percentile(compute, 50):>13.1f}"
+                  f"{np.percentile(compute, 99):>8.1f}{np.percentile(callback, 50):>14.1f}"
+                  f"{np.percentile(callback, 99):>8.1f}")
     return 0
 
 
