@@ -80,6 +80,32 @@ def test_measured_passive_joints_warm_start_and_are_checked(plant):
         ClosedLoopPlant(plant.model, loop_tolerance=-1.0)
 
 
+def test_a_rejected_state_leaves_the_last_one(plant):
+    """Rejected states (passive joints off the loop, repeatedly: the plant solves into a spare buffer and
+    swaps it in only once the state is accepted) change neither the state nor the torques; a state given
+    as strided views (which the kernel does not take directly) gives the same result."""
+    qa, qd = np.array([0.1, 0.3, -0.5]), np.array([0.4, -0.3, 0.2])
+    plant.set_state(np.r_[qa, NAN, NAN], np.r_[qd, NAN, NAN])
+    qdd = np.array([1.0, -2.0, 0.5])
+
+    def snapshot():
+        return [np.array(x) for x in (plant.q_tree, plant.q, plant.qd,
+                                      plant.inverse_dynamics(qdd, True, np.empty(3)), plant.gravity_torques(np.empty(3)))]
+
+    before = snapshot()
+    for k in range(3):
+        with pytest.raises(StateError, match="passive joint 'elbow'"):
+            plant.set_state(np.r_[qa + 0.05 * k, 1.0, NAN], np.r_[qd, NAN, NAN])
+    for b, a in zip(before, snapshot()):
+        assert np.array_equal(a, b)
+    assert np.allclose(before[0], rc.solve_loops(plant.model, qa), atol=1e-12)
+    strided = np.zeros((5, 2))
+    strided[:, 0] = np.r_[qa, NAN, NAN]
+    plant.set_state(strided[:, 0], np.r_[qd, NAN, NAN][::1])
+    for b, a in zip(before, snapshot()):
+        assert np.allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
 def test_revolute_passive_joints_compare_modulo_two_pi():
     p = ClosedLoopPlant(rc.load_dh(ROOT / "config" / "fourbar.yaml"))
     p.set_state([0.0, NAN, NAN], [0.0, NAN, NAN])

@@ -12,7 +12,7 @@ inputs, stacks single samples as N = 1 and calls the many-sample kernel.
 import numpy as np
 
 from . import aba, crba, gravity as grav, rnea
-from .calls import FLAGS, MODEL, arr, check, close, external_forces, joint_arrays, model_array, prepare
+from .calls import FLAGS, MODEL, arr, check, close, external_forces, into as _into, joint_arrays, model_array, prepare
 from .direct import DIRECT, entry_point, not_compiled
 from .spatial import CORIOLIS_ONLY, FRICTION
 
@@ -50,13 +50,6 @@ def checked_call(model, name, inputs, K=None, f_ext=None, flags=None, out_shape=
     st, s = many(model._K if K is None else K, *arrays, *extra, out)
     check(model, st, None if single else s)
     return out[0] if single else out
-
-
-def _into(out, res):
-    if out is not None and np.shape(out) == res.shape:
-        out[...] = res
-        return out
-    return res
 
 
 def inverse_dynamics(model, q, qd, qdd, f_ext=None, gravity=None, friction=True, out=None):

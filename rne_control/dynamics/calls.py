@@ -68,6 +68,14 @@ def check(model, st, sample=None, fields=FIELDS):
     raise InputError(f"kernel status {st}{at}")
 
 
+def into(out, res):
+    """``res`` written into ``out`` if ``out`` (a caller's preallocated array) has its shape, else ``res``."""
+    if out is not None and np.shape(out) == res.shape:
+        out[...] = res
+        return out
+    return res
+
+
 def as_float(name, x):
     """A C-contiguous float64 copy of ``x``: numbers of any real type, or complex ones whose imaginary parts
     are all zero. Strings, None and other objects are refused, not parsed."""

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..model.errors import InputError, LoopClosureError
 from . import closed_loop as cl
-from .calls import SingularMassMatrixError, arr, as_float, check, close, model_array, prepare
+from .calls import SingularMassMatrixError, arr, as_float, check, close, into as _into, model_array, prepare
 from .direct import DIRECT, entry_point, not_compiled
 from .loop_arrays import V_E, offsets
 from .loop_solve import NOCLOSE, SINGULAR_LOOP
@@ -183,14 +183,15 @@ def loop_jacobian(model, q):
 
 
 def closed_loop_inverse_dynamics(model, q_active, qd_active, qdd_active, q_guess=None, friction=True, gravity=None,
-                                 q_out=None):
+                                 q_out=None, out=None):
     """Active-joint torques Gamma_c (N,) (N m, N) that produce qdd_active (eqs. 55/57): the tree's RNE at
     q = solve_loops(q_active), qd = G qd_a, qdd = G qdd_a + Gdot qd_a, projected by G^T. Rotor inertia and
     (``friction=True``) the friction of every tree joint included; ``gravity`` (m/s^2) overrides the model's.
-    ``q_out`` (n,), optional, receives the closed configuration (to warm-start the next call)."""
+    ``q_out`` (n,), optional, receives the closed configuration (to warm-start the next call); ``out``
+    (N,), optional, a float64 array the torques are written into (and returned)."""
     if gravity is None:
         loops = model.loops
-        tau = _empty(loops.active.shape[0])
+        tau = _empty(loops.active.shape[0]) if out is None else out
         args = (_ndarray, model._K, loops.LK, q_active, qd_active, qdd_active,
                 loops.q_guess0 if q_guess is None else q_guess, tau, _empty(model.n) if q_out is None else q_out)
         st = _torques_direct(_id(args), FRICTION if friction else 0)
@@ -198,8 +199,8 @@ def closed_loop_inverse_dynamics(model, q_active, qd_active, qdd_active, q_guess
             return tau
         if st > 0:
             _check(model, st)
-    return _call(model, "torques", dict(q_active=q_active, qd_active=qd_active, qdd_active=qdd_active), q_guess,
-                 FRICTION if friction else 0, model_array(model, gravity), q_out=q_out)
+    return _into(out, _call(model, "torques", dict(q_active=q_active, qd_active=qd_active, qdd_active=qdd_active),
+                            q_guess, FRICTION if friction else 0, model_array(model, gravity), q_out=q_out))
 
 
 def closed_loop_gravity_torques(model, q_active, q_guess=None, gravity=None, q_out=None):

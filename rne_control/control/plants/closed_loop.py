@@ -6,10 +6,16 @@ the last solution with any measured passive joint put in; a measured passive joi
 the closed solution by more than ``loop_tolerance`` (rad or m) makes the state inconsistent
 (:class:`StateError`). Passive velocities are not read: they are G qd_a (eq. 56). Every dynamics call
 is one closed-loop library call on the model (the tree's RNE, gravity or CRBA projected by G^T).
+
+On the control cycle the plant solves the loops with the library's kernel itself, into a spare buffer that
+it swaps in once the state is accepted (a rejected state leaves the last one); a non-zero kernel status
+takes :func:`~rne_control.solve_loops`, which raises the error that status stands for.
 """
 import numpy as np
 
-from ...dynamics.closed_loop_api import (LoopClosureError, closed_loop_coriolis_torques,
+from ...dynamics import closed_loop as cl
+from ...dynamics.calls import prepare
+from ...dynamics.closed_loop_api import (KERNELS, LoopClosureError, closed_loop_coriolis_torques,
                                          closed_loop_forward_dynamics, closed_loop_gravity_torques,
                                          closed_loop_inverse_dynamics, closed_loop_mass_matrix, loop_jacobian,
                                          solve_loops)
@@ -53,6 +59,9 @@ class ClosedLoopPlant(Plant):
         self._qa = np.array(self._q[self._active])
         self._qda = np.zeros(len(self._active))
         self._guess = np.empty(model.n)                # the next solve's warm start
+        self._spare = np.empty(model.n)                # the next solve's output
+        self._q_out = np.empty(model.n)                # the dynamics calls' own (same) closure
+        prepare(cl.solve_one, [KERNELS["solve"][1]])
         self._sim_q = np.array(model.loops.q_ref)      # warm start of the simulation's loop solves
         # before any measurement: the active joints of the reference closure, the passive ones unknown
         self.initial_state = np.r_[self._qa, np.full(len(self._passive), np.nan)]
@@ -67,10 +76,16 @@ class ClosedLoopPlant(Plant):
         measured = K.loop_guess(q, qd, N, self._passive, self._q, self._guess)
         if measured < 0:
             raise StateError(f"active joint '{self.state_names[-1 - measured]}' is missing or not finite")
-        try:
-            q_tr = solve_loops(self.model, q[:N], self._guess)
-        except LoopClosureError as exc:
-            raise StateError(f"the loops do not close at the measured state: {exc}") from None
+        model, q_tr, qa = self.model, self._spare, q[:N]
+        try:  # the kernel takes C-contiguous float64 arrays only (TypeError otherwise)
+            st = cl.solve_one(model._K, model.loops.LK, qa, self._guess, q_tr)
+        except TypeError:
+            st = -1
+        if st != 0:
+            try:
+                q_tr[:] = solve_loops(model, qa, self._guess)
+            except LoopClosureError as exc:
+                raise StateError(f"the loops do not close at the measured state: {exc}") from None
         j = K.passive_gap(q, N, self._passive, q_tr, self._revolute, self.loop_tolerance) if measured else -1
         if j >= 0:
             k = self._passive[j]
@@ -80,7 +95,7 @@ class ClosedLoopPlant(Plant):
             raise StateError(f"passive joint '{self.state_names[N + j]}' is measured at {q[N + j]:.6g} but the "
                              f"closed loop puts it at {q_tr[k]:.6g} (off by {abs(diff):.3g}, loop_tolerance "
                              f"{self.loop_tolerance:g})")
-        self._q, self._qa, self._qda = q_tr, q[:N].copy(), qd[:N].copy()
+        self._spare, self._q, self._qa, self._qda = self._q, q_tr, qa.copy(), qd[:N].copy()
 
     @property
     def q(self):
@@ -97,8 +112,8 @@ class ClosedLoopPlant(Plant):
 
     # ------------------------------------------------------------ dynamics at the state last set
     def inverse_dynamics(self, qdd, friction, out):
-        out[:] = closed_loop_inverse_dynamics(self.model, self._qa, self._qda, qdd, self._q, friction=friction)
-        return out
+        return closed_loop_inverse_dynamics(self.model, self._qa, self._qda, qdd, self._q, friction=friction,
+                                            q_out=self._q_out, out=out)
 
     def gravity_torques(self, out):
         out[:] = closed_loop_gravity_torques(self.model, self._qa, self._q)
