@@ -54,11 +54,15 @@ def dispatchers() -> list:
 
 
 def library_dispatchers() -> list:
-    """The kernels of the dynamics and identification layers, which share helpers across files. (The
-    control layer's kernels, in ``control/_kernels.py``, use none from other files: numba's own key to
-    their file is enough.)"""
+    """The kernels of the dynamics, identification and control layers, which share helpers and kernels
+    across files (the control layer's fused kernels run the dynamics layer's). The control layer's kernel
+    modules are imported for it (numpy and numba only, no ROS)."""
+    import importlib
+    for name in ("rne_control.control._kernels", "rne_control.control._fused"):
+        importlib.import_module(name)
     return [(name, d) for name, d in dispatchers()
-            if d.py_func.__module__.startswith(("rne_control.dynamics.", "rne_control.identification."))]
+            if d.py_func.__module__.startswith(("rne_control.dynamics.", "rne_control.identification.",
+                                                "rne_control.control."))]
 
 
 def refresh(dispatchers=None) -> list:

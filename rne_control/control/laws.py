@@ -187,17 +187,16 @@ class ControlLaw:
         plant = self.plant
         if base_state is not None and plant.base != "fixed":
             plant.base_state = base_state
-        plant.set_state(q, qd)
         mode = self.mode
         tau = self.tau
+        s = float(feedback_scale)
+        if mode == "computed_torque":
+            return plant.computed_torque(q, qd, q_d, qd_d, qdd_d, self.kp, self.kd, s, self.friction, self._qdd, tau)
+        plant.set_state(q, qd)
         if mode == "off":
             tau.fill(0.0)
             return tau
-        s = float(feedback_scale)
         q, qd = plant.q, plant.qd
-        if mode == "computed_torque":
-            K.ct_reference(qdd_d, qd_d, qd, q_d, q, self.kp, self.kd, s, self._qdd)
-            return plant.inverse_dynamics(self._qdd, self.friction, tau)
         if mode == "gravity":
             plant.gravity_torques(tau)
         elif mode == "coriolis":

@@ -136,6 +136,17 @@ class Plant:
         """Positions and velocities in ``state_names`` order (NaN: optional joint not measured)."""
         raise NotImplementedError
 
+    def computed_torque(self, q: np.ndarray, qd: np.ndarray, q_d: np.ndarray, qd_d: np.ndarray,
+                        qdd_d: np.ndarray, kp: np.ndarray, kd: np.ndarray, scale: float, friction: bool,
+                        qdd: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """One computed-torque step into ``out`` (N,): :meth:`set_state` (q, qd), then :meth:`inverse_dynamics`
+        at the controlled coordinates' acceleration qdd = qdd_d + scale (kd (qd_d - qd) + kp (q_d - q))
+        with ``friction``; ``qdd`` (N,) is a work array for that acceleration. A plant may do it in one
+        compiled call (_fused.py), with this composed path for what that call does not handle."""
+        self.set_state(q, qd)
+        K.ct_reference(qdd_d, qd_d, self.qd, q_d, self.q, kp, kd, scale, qdd)
+        return self.inverse_dynamics(qdd, friction, out)
+
     @property
     def q(self) -> np.ndarray:
         """Controlled-coordinate positions (N,) of the state last set."""

@@ -5,6 +5,12 @@ the forward kinematics warm-started from the last pose, so each cycle costs one 
 steps; lengths that no pose fits (or a singular configuration) make the state inconsistent
 (:class:`StateError`). :meth:`extra_state` gives the platform pose [p; quat xyzw] and twist [v; w] (base
 frame). Every dynamics call is one library call in actuator coordinates (eq. 66 after the kinematics).
+
+On the control cycle the plant calls the library's kernels ``fk_many`` (for :meth:`~ParallelPlant.set_state`,
+into spare buffers swapped in once the pose is solved, so a rejected state leaves the last one) and
+``joint_many`` (the dynamics at that pose) itself, on its own one-sample buffers: the public functions
+around them would allocate their outputs and re-check what the plant holds in the right form. A non-zero
+kernel status takes the public function, which raises the error that status stands for.
 """
 import numpy as np
 
@@ -18,6 +24,7 @@ from ...dynamics.parallel_dynamics import joint_many
 from ...dynamics.parallel_kinematics import fk_many
 from ...dynamics.spatial import FRICTION, FS, FV
 from ...model.errors import LoopClosureError, SingularConfigurationError
+from .._fused import parallel_computed_torque, ready
 from ..plant import Plant, StateError, first_missing, payload_links
 
 
@@ -50,6 +57,7 @@ class ParallelPlant(Plant):
         self.initial_state = np.array(q0)              # the leg lengths of the home pose
         for kernel in (fk_many, joint_many):
             prepare(kernel, [SIGS[kernel]])
+        self._ct = ready(parallel_computed_torque)
         self._twist = None
 
     # ------------------------------------------------------------ state
@@ -107,6 +115,23 @@ class ParallelPlant(Plant):
         self._x[0] = qdd
         return self._id(self.model.kernel_arrays(), self._rows[1], self._x, friction, out,
                         parallel_joint_inverse_dynamics, self._qd, qdd, self._pose, friction)
+
+    def computed_torque(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out):
+        """One compiled call (_fused.py): the pose solved from the last one, into the spare buffers."""
+        Q, QD, P = self._trial
+        P[0] = self._pose
+        PK, LK = self.model.kernel_arrays()
+        try:
+            st = self._ct(PK, LK, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, FRICTION if friction else 0, Q, QD,
+                          self._x, P, self._out)
+        except TypeError:  # not the kernel's argument types
+            st = -1
+        if st != 0:
+            return Plant.computed_torque(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out)
+        self._trial, self._rows = self._rows, self._trial
+        self._q, self._qd, self._pose, self._twist = Q[0], QD[0], P[0], None
+        out[:] = self._out[0]
+        return out
 
     def gravity_torques(self, out):
         return self._id(self.model.kernel_arrays(), self._zero, self._zero, False, out, parallel_gravity_torques,

@@ -20,8 +20,10 @@ import numpy as np
 
 from ...dynamics import api
 from ...dynamics import floating_api as fl
+from ...dynamics.spatial import FRICTION
 from ...model.spatial import quat_to_matrix
 from .. import _kernels as K
+from .._fused import ready, tree_computed_torque
 from ..plant import Plant, StateError, first_missing, joint_friction, payload_links
 
 BASE_VELOCITY_SOURCES = ("odometry", "momentum")
@@ -74,6 +76,7 @@ class TreePlant(Plant):
                                                                       np.zeros(3), np.zeros(6))
         self._first = np.arange(len(joints), dtype=np.int64)
         self._all = np.arange(n, dtype=np.int64)
+        self._ct = ready(tree_computed_torque)
 
     @property
     def initial_state(self):
@@ -86,23 +89,21 @@ class TreePlant(Plant):
         if q.shape != (ns,) or qd.shape != (ns,):
             raise StateError("state must have %d positions and velocities (%s), got %s and %s"
                              % (ns, list(self.state_names), q.shape, qd.shape))
+        i = first_missing(q, qd, len(self.joint_names))   # checked first: a rejected state changes nothing
+        if i >= 0:
+            raise StateError("controlled joint '%s' is missing from the joint state or not finite"
+                             % self.joint_names[i])
         if self._identity:
-            if not (K.gather(q, self._ctrl, self._q, self._ctrl) and K.gather(qd, self._ctrl, self._qd, self._ctrl)):
-                self._raise_missing(q, qd)
+            K.gather(q, self._ctrl, self._q, self._ctrl)
+            K.gather(qd, self._ctrl, self._qd, self._ctrl)
             return
         first = self._first
-        if not (K.gather(q, first, self._qc, first) and K.gather(qd, first, self._qdc, first)):
-            self._raise_missing(q, qd)
+        K.gather(q, first, self._qc, first)
+        K.gather(qd, first, self._qdc, first)
         K.gather_finite(q, self._all, self._q, self._state_index)
         K.gather_finite(qd, self._all, self._qd, self._state_index)
         K.put(self._qc, self._ctrl, self._q)
         K.put(self._qdc, self._ctrl, self._qd)
-
-    def _raise_missing(self, q, qd):
-        i = first_missing(q, qd, len(self.joint_names))
-        if i >= 0:
-            raise StateError("controlled joint '%s' is missing from the joint state or not finite"
-                             % self.joint_names[i])
 
     @property
     def q(self):
@@ -158,6 +159,18 @@ class TreePlant(Plant):
             return self._call(self._qd, qdd, friction, True, True, out)
         K.put(qdd, self._ctrl, self._qdd)
         return self._call(self._qd, self._qdd, friction, True, True, out)
+
+    def computed_torque(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out):
+        """One compiled call (_fused.py) when every joint is controlled and the base is fixed."""
+        if self._identity and self.base == "fixed":
+            try:
+                st = self._ct(self.model._K, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, FRICTION if friction else 0,
+                              self._q, self._qd, qdd, out)
+            except TypeError:  # not the kernel's argument types
+                st = -1
+            if st == 0:
+                return out
+        return Plant.computed_torque(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out)
 
     def gravity_torques(self, out):
         return self._call(self._zero, self._zero, False, True, True, out)

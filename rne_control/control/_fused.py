@@ -1,0 +1,80 @@
+"""The computed-torque step fused into one compiled call: a plant's state update, the acceleration of the
+law (:func:`~rne_control.control._kernels.ct_accel`) and the plant's inverse dynamics.
+
+A cycle in computed torque is then one kernel call where it was several (the state's checks and copies,
+the acceleration, the inverse dynamics), each a trip through numba's dispatcher. That matters most when
+the caches are cold, as they are when other processes run between two joint states. The kernels reuse
+the library's algorithms (the RNE, the Gough-Stewart platform's ``joint_many``); they return a non-zero
+status for anything they do not handle, and the plant then takes its composed path
+(:meth:`~rne_control.control.plant.Plant.computed_torque`), which raises the error that stands for it.
+"""
+import math
+
+import numba as nb
+from numba import njit
+
+from ..dynamics.calls import prepare
+from ..dynamics.direct import unmanaged
+from ..dynamics.parallel_api import ID
+from ..dynamics.parallel_dynamics import joint_many
+from ..dynamics.parallel_kinematics import NL
+from ..dynamics.rnea import NO_FEXT, rnea
+from ..dynamics.spatial import split
+from ._kernels import ct_accel
+
+REJECTED = 1  # status: an input of another length; the composed path names it
+
+
+@njit(cache=True)  # holds the GIL, as the library's entry points do: it works in the model's workspace
+def tree_computed_torque(K, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, q_model, qd_model, qdd, tau):
+    """A tree on a fixed base whose controlled joints are all its joints, in model order (n): the state
+    q_model, qd_model = q, qd (rad, m, /s); qdd = ct_accel(...); tau (N m, N) = the RNE at (q, qd, qdd)
+    with ``flags`` (friction). Returns 0; -1 - i (joint i's position or velocity not finite, nothing
+    written); REJECTED (an input of another length, nothing written); or the RNE's status."""
+    n = q_model.shape[0]
+    for v in (q, qd, q_d, qd_d, qdd_d, kp, kd, qd_model, qdd, tau):
+        if v.shape[0] != n:
+            return REJECTED
+    for i in range(n):
+        if not (math.isfinite(q[i]) and math.isfinite(qd[i])):
+            return -1 - i
+    for i in range(n):
+        q_model[i] = q[i]
+        qd_model[i] = qd[i]
+    ct_accel(qdd_d, qd_d, qd_model, q_d, q_model, kp, kd, scale, qdd)
+    tree, dyn, ws, _ = split(unmanaged(K))
+    return rnea(tree, dyn, q_model, qd_model, qdd, NO_FEXT, flags, tau, ws)
+
+
+@njit(cache=True)
+def parallel_computed_torque(PK, LK, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, Q, QD, X, pose, out):
+    """A Gough-Stewart platform in leg coordinates: Q, QD (1, 6) = q, qd (m, m/s); X (1, 6) = ct_accel(...);
+    then ``joint_many``'s inverse dynamics: the forward kinematics from the guess in ``pose`` (1, 7), which
+    receives the solved pose, and out (1, 6) = the leg forces (N). Returns 0, REJECTED (an input of another
+    length) or joint_many's status (a non-finite input, no pose fits, a singular configuration)."""
+    for v in (q, qd, q_d, qd_d, qdd_d, kp, kd):
+        if v.shape[0] != NL:
+            return REJECTED
+    for i in range(NL):
+        Q[0, i] = q[i]
+        QD[0, i] = qd[i]
+    ct_accel(qdd_d, qd_d, qd, q_d, q, kp, kd, scale, X[0])
+    return joint_many(PK, LK, Q, QD, X, flags, ID, pose, out)[0]
+
+
+def _signatures():
+    f1, f2, F, I = nb.float64[::1], nb.float64[:, ::1], nb.float64, nb.int64
+    return {tree_computed_torque: (f2, f1, f1, f1, f1, f1, f1, f1, F, I, f1, f1, f1, f1),
+            parallel_computed_torque: (f2, nb.float64[:, :, ::1], f1, f1, f1, f1, f1, f1, f1, F, I, f2, f2, f2, f2,
+                                       f2)}
+
+
+SIGNATURES = _signatures()
+
+
+def ready(kernel):
+    """``kernel`` compiled (or loaded from the cache) for its one signature: C-contiguous float64 arrays, a
+    float scale and integer flags. Anything else then raises TypeError, and the plant takes its composed
+    path."""
+    prepare(kernel, [SIGNATURES[kernel]])
+    return kernel
