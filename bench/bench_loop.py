@@ -348,6 +348,11 @@ def report(args, results):
             ok = r["cmd"]["late"] <= max(r["base"]["late"], 1e-9) * 1.0 + 1e-3
             print(f"  [{'ok' if ok else 'MISS'}] trigger {t}: late fraction {100 * r['cmd']['late']:.2f}% <= "
                   f"baseline's {100 * r['base']['late']:.2f}% (+0.1 point)")
+    for t, r in results.items():
+        stale = _d(r, "stale_events", max)
+        if stale > 0:
+            print(f"  note: trigger {t}: {stale:.0f} stale event(s): rne_sim stalled past state_timeout, the "
+                  f"controller held its position and dropped the trajectory, so its tracking figures measure a hold")
 
 
 def run(args):

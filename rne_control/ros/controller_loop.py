@@ -6,9 +6,11 @@ publishing the command and ``~/controller_state``.
 With ``use_sim_time`` the timer runs on ``/clock``; each cycle first takes the joint states still
 queued and, when the latest is older than the timer's time (a lockstep simulator publishes the state of
 step k, then /clock = t_k), waits up to ``SIM_STATE_WAIT`` (wall) for that state, so that lockstep
-simulation is deterministic. In the diagnostics, ``compute_time`` runs from cycle entry to the hand-off
-of the command to rclpy, ``publish_time`` is the publish call, ``latency`` runs from the arrival of the
-joint state used to the return of the publish call.
+simulation is deterministic. In the diagnostics, ``compute_time`` runs from the start of the cycle proper
+(the joint states merged: with ``trigger: timer`` after the queued ones are taken and any lockstep wait,
+with ``trigger: state`` after the message that triggers it) to the hand-off of the command to rclpy;
+``publish_time`` is the publish call; ``latency`` runs from the arrival of the joint state used to the
+return of the publish call. The timer's period (late cycles) is taken at the timer callback's entry.
 """
 from __future__ import annotations
 
@@ -84,8 +86,7 @@ class ControlLoop:
     def _on_timer(self) -> None:
         if self._trigger_state and self._watchdog_tick():
             return
-        entry = time.perf_counter_ns()
-        self.stats.timer_entry(entry)
+        self.stats.timer_entry(time.perf_counter_ns())
         now_ns = self._now_ns()
         # take the joint states still queued: the executor hands the timer and the subscription one
         # callback each in turn, so a backlog built up once (at start-up, a hiccup) would otherwise
@@ -99,7 +100,7 @@ class ControlLoop:
                 while self._state_stamp_ns < now_ns and time.perf_counter() < deadline:
                     if not self._drain_joint_states():
                         time.sleep(0.0001)
-        self._cycle(entry, now_ns)
+        self._cycle(time.perf_counter_ns(), now_ns)   # compute starts here, as with trigger: state
 
     def _activate(self, now: float, recovered: bool) -> None:
         self.traj.reset(self.mapper.q[self.ctrl_idx])
