@@ -155,3 +155,48 @@ def test_parallel_rejected_state_changes_nothing(platform):
     assert len(calls) == 4 and all(c != 0 for c in calls)
     for b, a in zip(before, (platform.q, platform.qd, platform.pose)):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.fixture()
+def palletiser():
+    from rne_control.control.plants import ClosedLoopPlant
+    return ClosedLoopPlant(rc.load_dh(ROOT / "config" / "palletizer.yaml"))
+
+
+def test_closed_loop_fused_step_equals_the_library(palletiser):
+    m = palletiser.model
+    law = ControlLaw(palletiser)
+    calls = counting(palletiser)
+    qa, qda = np.array([0.2, 0.25, -0.4]), np.array([0.3, -0.2, 0.5])
+    q_tr = rc.solve_loops(m, qa)
+    passive = [m.joint_names.index(j) for j in m.passive_joint_names]
+    q_d, qd_d, qdd_d = qa + 0.02, qda * 0.5, np.array([1.0, -0.5, 0.3])
+    for measured in (False, True):   # passive joints not measured (NaN), then measured on the loop
+        pq = q_tr[passive] + (0.004 if measured else np.nan)
+        tau = law.compute(np.r_[qa, pq], np.r_[qda, np.full(2, np.nan)], q_d, qd_d, qdd_d, 0.6).copy()
+        qdd = qdd_d + 0.6 * (law.kd * (qd_d - qda) + law.kp * (q_d - qa))
+        np.testing.assert_allclose(tau, rc.closed_loop_inverse_dynamics(m, qa, qda, qdd), rtol=1e-10, atol=1e-8)
+        np.testing.assert_allclose(palletiser.q_tree, q_tr, atol=1e-12)
+        np.testing.assert_array_equal(palletiser.q, qa)
+        np.testing.assert_array_equal(palletiser.qd, qda)
+    assert calls == [0, 0]
+
+
+def test_closed_loop_rejected_state_changes_nothing(palletiser):
+    m = palletiser.model
+    law = ControlLaw(palletiser)
+    qa = np.array([0.1, 0.3, -0.5])
+    nan2 = np.full(2, np.nan)
+    q_d, qd_d, qdd_d = desired(3, 11)
+    law.compute(np.r_[qa, nan2], np.r_[np.zeros(3), nan2], q_d, qd_d, qdd_d)
+    before = [np.array(x) for x in (palletiser.q_tree, palletiser.q, palletiser.qd)]
+    calls = counting(palletiser)
+    elbow = palletiser.q_tree[m.joint_names.index("elbow")]
+    for k in range(3):   # more than once: the spare buffer must not take the state's place
+        with pytest.raises(StateError, match="passive joint 'elbow'"):
+            law.compute(np.r_[qa + 0.01 * k, elbow + 0.5, np.nan], np.r_[np.zeros(3), nan2], q_d, qd_d, qdd_d)
+    with pytest.raises(StateError, match="active joint 'joint2' is missing"):
+        law.compute(np.r_[0.1, np.nan, -0.5, nan2], np.r_[np.zeros(3), nan2], q_d, qd_d, qdd_d)
+    assert len(calls) == 4 and all(c != 0 for c in calls)
+    for b, a in zip(before, (palletiser.q_tree, palletiser.q, palletiser.qd)):
+        np.testing.assert_array_equal(a, b)

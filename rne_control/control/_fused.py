@@ -14,13 +14,14 @@ import numba as nb
 from numba import njit
 
 from ..dynamics.calls import prepare
+from ..dynamics.closed_loop import torques
 from ..dynamics.direct import unmanaged
 from ..dynamics.parallel_api import ID
 from ..dynamics.parallel_dynamics import joint_many
 from ..dynamics.parallel_kinematics import NL
 from ..dynamics.rnea import NO_FEXT, rnea
 from ..dynamics.spatial import split
-from ._kernels import ct_accel
+from ._kernels import ct_accel, loop_guess, passive_gap
 
 REJECTED = 1  # status: an input of another length; the composed path names it
 
@@ -62,9 +63,41 @@ def parallel_computed_torque(PK, LK, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, fla
     return joint_many(PK, LK, Q, QD, X, flags, ID, pose, out)[0]
 
 
+@njit(cache=True)
+def closed_loop_computed_torque(K, LK, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, passive, revolute, tolerance,
+                                q_last, guess, qdd, tau, q_tree):
+    """A closed-loop robot with N active joints. The state q, qd (the N active joints, then the passive
+    ones, NaN where not measured) gives the Newton guess (``loop_guess``: the last closed configuration
+    ``q_last`` with the measured passive joints put in); qdd (N,) = ct_accel(...) on the active joints;
+    tau (N,) = Gamma_c at that acceleration (closed_loop's ``torques``: the loops closed into q_tree (n,),
+    the tree's RNE, G^T). Returns 0; REJECTED (an input of another length, or a measured passive joint
+    farther than ``tolerance`` from the closure); -1 - i (active joint i not finite); or the torques'
+    status."""
+    N = tau.shape[0]
+    if q.shape[0] != N + passive.shape[0] or qd.shape[0] != q.shape[0]:
+        return REJECTED
+    for v in (q_d, qd_d, qdd_d, kp, kd, qdd):
+        if v.shape[0] != N:
+            return REJECTED
+    measured = loop_guess(q, qd, N, passive, q_last, guess)
+    if measured < 0:
+        return measured
+    qa, qda = unmanaged(q)[:N], unmanaged(qd)[:N]
+    ct_accel(qdd_d, qd_d, qda, q_d, qa, kp, kd, scale, qdd)
+    st = torques(unmanaged(K), unmanaged(LK), qa, qda, unmanaged(qdd), unmanaged(guess), flags, unmanaged(tau),
+                 unmanaged(q_tree))
+    if st:
+        return st
+    if measured and passive_gap(q, N, passive, q_tree, revolute, tolerance) >= 0:
+        return REJECTED
+    return 0
+
+
 def _signatures():
     f1, f2, F, I = nb.float64[::1], nb.float64[:, ::1], nb.float64, nb.int64
     return {tree_computed_torque: (f2, f1, f1, f1, f1, f1, f1, f1, F, I, f1, f1, f1, f1),
+            closed_loop_computed_torque: (f2, f2, f1, f1, f1, f1, f1, f1, f1, F, I, nb.int64[::1], nb.boolean[::1], F,
+                                          f1, f1, f1, f1, f1),
             parallel_computed_torque: (f2, nb.float64[:, :, ::1], f1, f1, f1, f1, f1, f1, f1, F, I, f2, f2, f2, f2,
                                        f2)}
 

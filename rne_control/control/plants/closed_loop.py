@@ -19,8 +19,9 @@ from ...dynamics.closed_loop_api import (KERNELS, LoopClosureError, closed_loop_
                                          closed_loop_forward_dynamics, closed_loop_gravity_torques,
                                          closed_loop_inverse_dynamics, closed_loop_mass_matrix, loop_jacobian,
                                          solve_loops)
-from ...dynamics.spatial import JTYPE, QIDX, REVOLUTE
+from ...dynamics.spatial import FRICTION, JTYPE, QIDX, REVOLUTE
 from .. import _kernels as K
+from .._fused import closed_loop_computed_torque, ready
 from ..plant import Plant, StateError, joint_friction, payload_links
 
 DEFAULT_LOOP_TOLERANCE = 0.01
@@ -62,6 +63,7 @@ class ClosedLoopPlant(Plant):
         self._spare = np.empty(model.n)                # the next solve's output
         self._q_out = np.empty(model.n)                # the dynamics calls' own (same) closure
         prepare(cl.solve_one, [KERNELS["solve"][1]])
+        self._ct = ready(closed_loop_computed_torque)
         self._sim_q = np.array(model.loops.q_ref)      # warm start of the simulation's loop solves
         # before any measurement: the active joints of the reference closure, the passive ones unknown
         self.initial_state = np.r_[self._qa, np.full(len(self._passive), np.nan)]
@@ -96,6 +98,21 @@ class ClosedLoopPlant(Plant):
                              f"closed loop puts it at {q_tr[k]:.6g} (off by {abs(diff):.3g}, loop_tolerance "
                              f"{self.loop_tolerance:g})")
         self._spare, self._q, self._qa, self._qda = self._q, q_tr, qa.copy(), qd[:N].copy()
+
+    def computed_torque(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out):
+        """One compiled call (_fused.py): the loops closed into the spare buffer, swapped in on success."""
+        model = self.model
+        try:
+            st = self._ct(model._K, model.loops.LK, q, qd, q_d, qd_d, qdd_d, kp, kd, scale,
+                          FRICTION if friction else 0, self._passive, self._revolute, self.loop_tolerance, self._q,
+                          self._guess, qdd, out, self._spare)
+        except TypeError:  # not the kernel's argument types
+            st = -1
+        if st != 0:
+            return Plant.computed_torque(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out)
+        N = self._active.shape[0]
+        self._spare, self._q, self._qa, self._qda = self._q, self._spare, q[:N].copy(), qd[:N].copy()
+        return out
 
     @property
     def q(self):
