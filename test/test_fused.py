@@ -9,9 +9,19 @@ import pytest
 import rne_control as rc
 from rne_control.control import ControlLaw, StateError
 from rne_control.control.plant import Plant
-from rne_control.control.plants import ParallelPlant, TreePlant
+from rne_control.control.plants import ClosedLoopPlant, ParallelPlant, TreePlant
 
 ROOT = Path(__file__).parents[1]
+
+
+@pytest.fixture()
+def platform():
+    return ParallelPlant(rc.load_parallel(ROOT / "config" / "gough_stewart.yaml"))
+
+
+@pytest.fixture()
+def palletiser():
+    return ClosedLoopPlant(rc.load_dh(ROOT / "config" / "palletizer.yaml"))
 
 
 def counting(plant):
@@ -113,11 +123,6 @@ def test_tree_with_a_subset_of_joints_is_unchanged():
     assert calls == []
 
 
-@pytest.fixture()
-def platform():
-    return ParallelPlant(rc.load_parallel(ROOT / "config" / "gough_stewart.yaml"))
-
-
 def test_parallel_fused_step_equals_the_composed_path(platform):
     m = platform.model
     law = ControlLaw(platform)
@@ -155,12 +160,6 @@ def test_parallel_rejected_state_changes_nothing(platform):
     assert len(calls) == 4 and all(c != 0 for c in calls)
     for b, a in zip(before, (platform.q, platform.qd, platform.pose)):
         np.testing.assert_array_equal(a, b)
-
-
-@pytest.fixture()
-def palletiser():
-    from rne_control.control.plants import ClosedLoopPlant
-    return ClosedLoopPlant(rc.load_dh(ROOT / "config" / "palletizer.yaml"))
 
 
 def test_closed_loop_fused_step_equals_the_library(palletiser):

@@ -20,7 +20,7 @@ where each joint on the path from the base to link j adds its screw to (w_j, v_B
 the path to link i to (w_i, v_k); joints common to both paths cancel. A mimic coupling adds the row
 e = q_f - multiplier q_leader - offset, with Jacobian row e_f - multiplier e_leader.
 """
-from .loop_arrays import (B_P, B_R, B_X, C_BI, C_BJ, C_PI, C_PJ, C_RI, C_RJ, C_ROW, C_TYPE, V_E, V_TMP, V_X,
+from .loop_arrays import (B_P, B_R, B_X, C_BI, C_BJ, C_PI, C_PJ, C_RI, C_RJ, C_ROW, C_TYPE, V_TMP, V_X,
                           add_cross, cross, frame_pose, offsets, rot_t, sizes)
 from .spatial import REVOLUTE, body, jit, joint_xform
 

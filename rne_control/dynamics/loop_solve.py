@@ -16,7 +16,7 @@ so the tree's qdd is G qdd_a + Gdot qd_a, with G = [1; G_p] (active rows are the
 """
 import math
 
-from .loop_arrays import V_BETA, V_DQ, V_E, V_Q, V_RDIAG, V_RHS, jit, offsets, sizes
+from .loop_arrays import V_BETA, V_DQ, V_E, V_Q, V_RDIAG, V_RHS, offsets, sizes
 from .loop_closure import closure
 from .spatial import jit, status
 

@@ -7,9 +7,11 @@ the closed solution by more than ``loop_tolerance`` (rad or m) makes the state i
 (:class:`StateError`). Passive velocities are not read: they are G qd_a (eq. 56). Every dynamics call
 is one closed-loop library call on the model (the tree's RNE, gravity or CRBA projected by G^T).
 
-On the control cycle the plant solves the loops with the library's kernel itself, into a spare buffer that
-it swaps in once the state is accepted (a rejected state leaves the last one); a non-zero kernel status
-takes :func:`~rne_control.solve_loops`, which raises the error that status stands for.
+:meth:`~ClosedLoopPlant.set_state` solves the loops with the library's kernel itself, into a spare
+buffer that it swaps in once the state is accepted (a rejected state leaves the last one); a non-zero
+kernel status takes :func:`~rne_control.solve_loops`, which raises the error that status stands for. In
+computed torque, :meth:`~ClosedLoopPlant.computed_torque` closes the loops, takes the law's acceleration
+and computes Gamma_c in one compiled call (``control/_fused.py``).
 """
 import numpy as np
 

@@ -6,20 +6,21 @@ steps; lengths that no pose fits (or a singular configuration) make the state in
 (:class:`StateError`). :meth:`extra_state` gives the platform pose [p; quat xyzw] and twist [v; w] (base
 frame). Every dynamics call is one library call in actuator coordinates (eq. 66 after the kinematics).
 
-On the control cycle the plant calls the library's kernels ``fk_many`` (for :meth:`~ParallelPlant.set_state`,
-into spare buffers swapped in once the pose is solved, so a rejected state leaves the last one) and
-``joint_many`` (the dynamics at that pose) itself, on its own one-sample buffers: the public functions
-around them would allocate their outputs and re-check what the plant holds in the right form. A non-zero
-kernel status takes the public function, which raises the error that status stands for.
+The plant calls the library's kernels ``fk_many`` (for :meth:`~ParallelPlant.set_state`, into spare
+buffers swapped in once the pose is solved, so a rejected state leaves the last one) and ``joint_many``
+(the dynamics at that pose) itself, on its own one-sample buffers: the public functions around them would
+allocate their outputs and re-check what the plant holds in the right form. A non-zero kernel status
+takes the public function, which raises the error that status stands for. In computed torque,
+:meth:`~ParallelPlant.computed_torque` does the forward kinematics, the law's acceleration and the
+inverse dynamics in one compiled call (``control/_fused.py``).
 """
 import numpy as np
 
-from ...dynamics.parallel_api import (parallel_coriolis_torques, parallel_gravity_torques,
+from ...dynamics.calls import prepare
+from ...dynamics.parallel_api import (ID, SIGS, parallel_coriolis_torques, parallel_gravity_torques,
                                       parallel_joint_forward_dynamics, parallel_joint_inverse_dynamics,
                                       parallel_mass_matrix, platform_forward_kinematics, platform_inverse_kinematics,
                                       platform_jacobian)
-from ...dynamics.calls import prepare
-from ...dynamics.parallel_api import ID, SIGS
 from ...dynamics.parallel_dynamics import joint_many
 from ...dynamics.parallel_kinematics import fk_many
 from ...dynamics.spatial import FRICTION, FS, FV
