@@ -48,10 +48,10 @@ def tree_computed_torque(K, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, q_mod
 
 
 @njit(cache=True)
-def parallel_computed_torque(PK, LK, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, Q, QD, X, pose, out):
+def parallel_computed_torque(PK, LK, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, Q, QD, X, guess, pose, out):
     """A Gough-Stewart platform in leg coordinates: Q, QD (1, 6) = q, qd (m, m/s); X (1, 6) = ct_accel(...);
-    then ``joint_many``'s inverse dynamics: the forward kinematics from the guess in ``pose`` (1, 7), which
-    receives the solved pose, and out (1, 6) = the leg forces (N). Returns 0, REJECTED (an input of another
+    then ``joint_many``'s inverse dynamics: the forward kinematics from ``guess`` (1, 7) (the last pose)
+    into ``pose`` (1, 7), and out (1, 6) = the leg forces (N). Returns 0, REJECTED (an input of another
     length) or joint_many's status (a non-finite input, no pose fits, a singular configuration)."""
     for v in (q, qd, q_d, qd_d, qdd_d, kp, kd):
         if v.shape[0] != NL:
@@ -59,6 +59,8 @@ def parallel_computed_torque(PK, LK, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, fla
     for i in range(NL):
         Q[0, i] = q[i]
         QD[0, i] = qd[i]
+    for i in range(7):
+        pose[0, i] = guess[0, i]
     ct_accel(qdd_d, qd_d, qd, q_d, q, kp, kd, scale, X[0])
     return joint_many(PK, LK, Q, QD, X, flags, ID, pose, out)[0]
 
@@ -99,7 +101,7 @@ def _signatures():
             closed_loop_computed_torque: (f2, f2, f1, f1, f1, f1, f1, f1, f1, F, I, nb.int64[::1], nb.boolean[::1], F,
                                           f1, f1, f1, f1, f1),
             parallel_computed_torque: (f2, nb.float64[:, :, ::1], f1, f1, f1, f1, f1, f1, f1, F, I, f2, f2, f2, f2,
-                                       f2)}
+                                       f2, f2)}
 
 
 SIGNATURES = _signatures()

@@ -51,15 +51,21 @@ class ParallelPlant(Plant):
         # the state (rows of (1, 6) and (1, 7) buffers, as the kernels take them) and a second set that
         # set_state fills and, once the pose is solved, swaps in: a rejected state leaves the last one
         q0 = platform_inverse_kinematics(model, model.home_pose, check_limits=False)  # at rest at home until set_state
-        self._rows = (q0[None].copy(), np.zeros((1, 6)), np.array(model.home_pose)[None])
-        self._trial = tuple(np.array(a) for a in self._rows)
-        self._q, self._qd, self._pose = (a[0] for a in self._rows)
+        # (each set: the three buffers, then their rows as (6,), (6,) and (7,) views)
+        self._rows = self._buffers(q0[None].copy(), np.zeros((1, 6)), np.array(model.home_pose)[None])
+        self._trial = self._buffers(*(np.array(a) for a in self._rows[:3]))
+        self._q, self._qd, self._pose = self._rows[3:]
         self._x, self._out, self._zero = np.zeros((1, 6)), np.zeros((1, 6)), np.zeros((1, 6))
+        self._out_for, self._out_rows = None, None     # computed_torque's caller's output and its (1, 6) view
         self.initial_state = np.array(q0)              # the leg lengths of the home pose
         for kernel in (fk_many, joint_many):
             prepare(kernel, [SIGS[kernel]])
         self._ct = ready(parallel_computed_torque)
         self._twist = None
+
+    @staticmethod
+    def _buffers(Q, QD, P):
+        return Q, QD, P, Q[0], QD[0], P[0]
 
     # ------------------------------------------------------------ state
     def set_state(self, q, qd):
@@ -70,15 +76,20 @@ class ParallelPlant(Plant):
         i = first_missing(q, qd, 6)
         if i >= 0:
             raise StateError(f"leg '{self.state_names[i]}' is missing or not finite")
-        Q, QD, P = self._trial
+        Q, QD, P = self._trial[:3]
         Q[0], QD[0], P[0] = q, qd, self._pose
         if fk_many(self.model.kernel_arrays()[0], Q, P)[0] != 0:
             try:
                 P[0] = platform_forward_kinematics(self.model, q, self._pose)
             except (LoopClosureError, SingularConfigurationError) as exc:
                 raise StateError(f"no platform pose fits the measured leg lengths: {exc}") from None
+        self._swap()
+
+    def _swap(self):
+        """The trial buffers become the state (a state accepted)."""
         self._trial, self._rows = self._rows, self._trial
-        self._q, self._qd, self._pose, self._twist = Q[0], QD[0], P[0], None
+        self._q, self._qd, self._pose = self._rows[3:]
+        self._twist = None
 
     @property
     def q(self):
@@ -105,7 +116,7 @@ class ParallelPlant(Plant):
         """joint_many's inverse dynamics at the state last set into ``out`` (its forward kinematics starts,
         and ends, at the solved pose). On a non-zero status the public function
         ``public(model, q, *args)`` gives the result or raises the error."""
-        Q, _, P = self._rows
+        Q, _, P = self._rows[:3]
         if joint_many(PKLK[0], PKLK[1], Q, qd, qdd, FRICTION if friction else 0, ID, P, self._out)[0] != 0:
             out[:] = public(self.model, self._q, *args)
             return out
@@ -118,20 +129,24 @@ class ParallelPlant(Plant):
                         parallel_joint_inverse_dynamics, self._qd, qdd, self._pose, friction)
 
     def computed_torque(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out):
-        """One compiled call (_fused.py): the pose solved from the last one, into the spare buffers."""
-        Q, QD, P = self._trial
-        P[0] = self._pose
+        """One compiled call (_fused.py): the pose solved from the last one, into the spare buffers, and the
+        leg forces written straight into ``out`` (through a (1, 6) view of it, kept while ``out`` is the same
+        C-contiguous float64 array)."""
+        if out is not self._out_for:
+            ok = type(out) is np.ndarray and out.shape == (6,) and out.dtype == np.float64 and out.flags.c_contiguous
+            self._out_for, self._out_rows = out, (out.reshape(1, 6) if ok else self._out)
+        Q, QD, P = self._trial[:3]
         PK, LK = self.model.kernel_arrays()
         try:
             st = self._ct(PK, LK, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, FRICTION if friction else 0, Q, QD,
-                          self._x, P, self._out)
+                          self._x, self._rows[2], P, self._out_rows)
         except TypeError:  # not the kernel's argument types
             st = -1
         if st != 0:
             return Plant.computed_torque(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out)
-        self._trial, self._rows = self._rows, self._trial
-        self._q, self._qd, self._pose, self._twist = Q[0], QD[0], P[0], None
-        out[:] = self._out[0]
+        self._swap()
+        if self._out_rows is self._out:
+            out[:] = self._out[0]
         return out
 
     def gravity_torques(self, out):
