@@ -98,23 +98,30 @@ class Loop:
         pytest.fail(f"{what}\n{self.procs.logs()}")
 
     def wait_running(self, ncmd=20):
-        ok = self.node.wait_for(lambda: len(self.cmds) >= ncmd and len(self.states) > 0,
+        # in lockstep, also the first /clock: this node's subscription may be matched after the others
+        ok = self.node.wait_for(lambda: len(self.cmds) >= ncmd and len(self.states) > 0
+                                and (not self.lockstep or self.clock.last() is not None),
                                 STARTUP_TIMEOUT, procs=self.alive())
         if not ok:
-            self.fail(f"loop did not start: {len(self.states)} states, {len(self.cmds)} commands")
+            self.fail(f"loop did not start: {len(self.states)} states, {len(self.cmds)} commands, "
+                      f"/clock {'received' if self.clock.last() is not None else 'not received'}")
 
     def sim_now(self):
+        """The simulation's time as this node last heard it: the newer of /clock (lockstep) and the stamp of
+        the last joint state, so that neither a late /clock subscription nor a late state holds it back."""
+        s = self.states.last()
+        t = ros_util.stamp_to_sec(s.header.stamp) if s is not None else 0.0
         if self.lockstep:
             c = self.clock.last()
-            return ros_util.stamp_to_sec(c.clock) if c is not None else 0.0
-        return ros_util.stamp_to_sec(self.states.last().header.stamp)
+            t = max(t, ros_util.stamp_to_sec(c.clock) if c is not None else 0.0)
+        return t
 
     def wait_sim_time(self, t, wall_timeout):
         ok = self.node.wait_for(lambda: self.sim_now() >= t, wall_timeout, procs=self.alive())
         if not ok:
             self.fail(f"sim time stuck at {self.sim_now():.3f} s (waiting for {t:.3f} s)")
 
-    def send_trajectory(self, joints, f, T, lead=0.2):
+    def send_trajectory(self, joints, f, T, lead=0.5):
         assert self.node.wait_for_subscribers(self.traj_pub, 1, timeout=20.0), "controller has no trajectory subscription"
         t_start = self.sim_now() + lead
         self.traj_pub.publish(trajectory_msg(joints, f, T, t_start))

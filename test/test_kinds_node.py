@@ -295,7 +295,7 @@ def run_platform(ros_procs, ros_node, ctl, T=2.0):
     loop.wait_running()
     assert ros_node.wait_for_subscribers(pub, 1, 20.0)
     assert ros_node.wait_for(lambda: loop.clock.last() is not None, 10.0)
-    t_start = loop.sim_now() + 0.2
+    t_start = loop.sim_now() + 0.5
     pub.publish(platform_trajectory_msg(T, t_start))
     loop.wait_sim_time(t_start + T + 0.6, wall_timeout=120.0)
     msgs, _ = loop.states.snapshot()
