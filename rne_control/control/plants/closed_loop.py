@@ -62,8 +62,7 @@ class ClosedLoopPlant(Plant):
         self._qa = np.array(self._q[self._active])
         self._qda = np.zeros(len(self._active))
         self._guess = np.empty(model.n)                # the next solve's warm start
-        self._spare = np.empty(model.n)                # the next solve's output
-        self._q_out = np.empty(model.n)                # the dynamics calls' own (same) closure
+        self._spare = np.empty(model.n)                # the next solve's output (scratch between solves)
         prepare(cl.solve_one, [KERNELS["solve"][1]])
         self._ct = ready(closed_loop_computed_torque)
         self._sim_q = np.array(model.loops.q_ref)      # warm start of the simulation's loop solves
@@ -132,7 +131,7 @@ class ClosedLoopPlant(Plant):
     # ------------------------------------------------------------ dynamics at the state last set
     def inverse_dynamics(self, qdd, friction, out):
         return closed_loop_inverse_dynamics(self.model, self._qa, self._qda, qdd, self._q, friction=friction,
-                                            q_out=self._q_out, out=out)
+                                            q_out=self._spare, out=out)
 
     def gravity_torques(self, out):
         out[:] = closed_loop_gravity_torques(self.model, self._qa, self._q)
