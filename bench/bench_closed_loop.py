@@ -7,6 +7,7 @@ joints move on by qd * 1 ms, as a controller's loop does (one or two Newton step
 alternating blocks; the ratios are the figures to read, the absolute times vary with the machine's load.
 """
 import argparse
+import itertools
 import statistics
 import sys
 import time
@@ -44,13 +45,10 @@ def main():
         qd, qdd = G @ qda, G @ qdda
         tree = lambda: rc.inverse_dynamics(model, q, qd, qdd)  # noqa: E731
         same = lambda: rc.closed_loop_inverse_dynamics(model, qa, qda, qdda, q)  # noqa: E731
-        steps = [qa + qda * 1e-3, qa.copy()]   # back and forth by qd * 1 ms, so a long block stays near qa
-        state = {"q": q.copy(), "k": 0}
-        warm = state["q"]
-
-        def cycle():
-            state["k"] ^= 1
-            rc.closed_loop_inverse_dynamics(model, steps[state["k"]], qda, qdda, warm, q_out=warm)
+        # back and forth by qd * 1 ms, so a long block stays near qa
+        step = itertools.cycle([qa + qda * 1e-3, qa.copy()]).__next__
+        warm = q.copy()
+        cycle = lambda: rc.closed_loop_inverse_dynamics(model, step(), qda, qdda, warm, q_out=warm)  # noqa: E731
 
         for fn in (tree, same, cycle):
             fn()

@@ -9,7 +9,7 @@ QR factors of Phi's passive columns (m rows; Householder scalars and R's diagona
 rows), G_p (p rows, N columns), an n x n matrix, an N x N matrix, and a copy of the model's ``dyn``
 rows (nb + 2).
 """
-from .spatial import jit
+from .spatial import inline, jit
 
 # vector rows, relative to the first one
 # scratch use: closure V_TMP, V_X; constraint_bias V_TMP, V_X, V_Y; newton V_E, V_RHS, V_DQ; the
@@ -24,14 +24,14 @@ B_R, B_P, B_W, B_V, B_DW, B_A, B_X = 0, 9, 12, 15, 18, 21, 24
 C_TYPE, C_BI, C_BJ, C_RI, C_PI, C_RJ, C_PJ, C_ROW = 0, 1, 2, 3, 12, 15, 24, 27
 
 
-@jit
+@inline
 def sizes(LK):
     """(B, M, N, p, m, n, nb)."""
     h = LK[0]
     return int(h[0]), int(h[1]), int(h[2]), int(h[3]), int(h[4]), int(h[5]), int(h[6])
 
 
-@jit
+@inline
 def offsets(LK):
     """First rows of: cut joints, mimic, active indices, bodies, Phi, vectors, QR, G_p, n x n matrix,
     N x N matrix, dyn copy."""
@@ -48,42 +48,80 @@ def offsets(LK):
     return o_cut, o_mim, o_act, o_body, o_phi, o_vec, o_qr, o_g, o_mat, o_ac, o_dyn
 
 
-@jit
-def cross(a, b, out):
-    """out = a x b (3-vectors; out must not alias a or b)."""
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
+@inline
+def vec3(x, i):
+    """x[i:i+3] as a 3-tuple (kept in registers by the kernels that take it)."""
+    return (x[i], x[i + 1], x[i + 2])
 
 
-@jit
-def add_cross(a, b, s, out):
-    """out += s (a x b)."""
-    out[0] += s * (a[1] * b[2] - a[2] * b[1])
-    out[1] += s * (a[2] * b[0] - a[0] * b[2])
-    out[2] += s * (a[0] * b[1] - a[1] * b[0])
+@inline
+def mat3(x, i):
+    """The row-major 3x3 x[i:i+9] as a 9-tuple."""
+    return (x[i], x[i + 1], x[i + 2], x[i + 3], x[i + 4], x[i + 5], x[i + 6], x[i + 7], x[i + 8])
 
 
-@jit
-def rot_t(R, x, out):
-    """out = R^T x for a row-major 3x3 R."""
-    for i in range(3):
-        out[i] = R[i] * x[0] + R[3 + i] * x[1] + R[6 + i] * x[2]
+@inline
+def put(x, i, a):
+    """x[i:i+3] = the 3-tuple a."""
+    x[i], x[i + 1], x[i + 2] = a[0], a[1], a[2]
 
 
-@jit
+@inline
+def add(a, b):
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
+
+
+@inline
+def sub(a, b):
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+@inline
+def scale(s, a):
+    return (s * a[0], s * a[1], s * a[2])
+
+
+@inline
+def cross(a, b):
+    """a x b of 3-tuples."""
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+@inline
+def rot_t(R, x):
+    """R^T x for R the row-major 3x3 R[0:9] (an array or a 9-tuple) and a 3-tuple x."""
+    return (R[0] * x[0] + R[3] * x[1] + R[6] * x[2], R[1] * x[0] + R[4] * x[1] + R[7] * x[2],
+            R[2] * x[0] + R[5] * x[1] + R[8] * x[2])
+
+
+@inline
+def rot(R, x):
+    """R x for R a 9-tuple (row-major 3x3) and a 3-tuple x."""
+    return (R[0] * x[0] + R[1] * x[1] + R[2] * x[2], R[3] * x[0] + R[4] * x[1] + R[5] * x[2],
+            R[6] * x[0] + R[7] * x[1] + R[8] * x[2])
+
+
+@inline
+def put_rot(x, i, R, E):
+    """x[i:i+9] = R E^T (row-major 3x3; R, E 9-tuples): column j is R times row j of E."""
+    for j in range(3):
+        c = rot(R, (E[3 * j], E[3 * j + 1], E[3 * j + 2]))
+        x[i + j], x[i + 3 + j], x[i + 6 + j] = c[0], c[1], c[2]
+
+
+@inline
 def frame_pose(bk, Rf, pf, R, p):
-    """Pose (R, p) in the base frame of a frame fixed on a body whose body row is ``bk`` (None-like empty
-    row = the base), given the frame's pose (Rf, pf) in body coordinates."""
+    """Pose (R, p) in the base frame (R into R[0:9], row-major; p into p[0:3]) of a frame fixed on a body
+    whose body row is ``bk`` (an empty row: the base), given the frame's pose (Rf, pf) in body
+    coordinates: R = R_0b Rf, p = p_0b + R_0b pf."""
     if bk.shape[0] == 0:
         for i in range(9):
             R[i] = Rf[i]
         for i in range(3):
             p[i] = pf[i]
         return
-    for i in range(3):
-        p[i] = bk[B_P + i]
-        for j in range(3):
-            p[i] += bk[B_R + 3 * i + j] * pf[j]
-            R[3 * i + j] = (bk[B_R + 3 * i] * Rf[j] + bk[B_R + 3 * i + 1] * Rf[3 + j]
-                            + bk[B_R + 3 * i + 2] * Rf[6 + j])
+    Rb = mat3(bk, B_R)
+    put(p, 0, add(vec3(bk, B_P), rot(Rb, vec3(pf, 0))))
+    for j in range(3):   # column j of R = R_0b times column j of Rf
+        c = rot(Rb, (Rf[j], Rf[3 + j], Rf[6 + j]))
+        R[j], R[3 + j], R[6 + j] = c[0], c[1], c[2]

@@ -19,69 +19,52 @@ D, u, x as in loop_closure.py (differentiating D = R_k^T d twice, R_k' = [w_i] R
 The rows of [D'', u'', x''] that the cut type selects are b. Mimic rows are linear in q: b = 0.
 Call :func:`rne_control.dynamics.loop_closure.closure` at the same q first (it leaves the poses).
 """
-from .loop_arrays import (B_A, B_DW, B_P, B_R, B_V, B_W, B_X, C_BI, C_BJ, C_ROW, C_TYPE, V_TMP, V_X, V_Y,
-                          add_cross, offsets, rot_t, sizes)
+from .loop_arrays import (B_A, B_DW, B_P, B_R, B_V, B_W, C_BI, C_BJ, C_ROW, C_TYPE, V_TMP, V_X, add, cross, mat3,
+                          offsets, put, rot_t, scale, sizes, sub, vec3)
 from .loop_closure import cut_frames, n_rows, pick
-from .spatial import REVOLUTE, body, jit
+from .spatial import REVOLUTE, body, inline, jit
+
+AT_REST = (0.0, 0.0, 0.0)
 
 
 @jit
 def body_motion(tree, qd, bodies):
     """w, v, dw, a of every body origin at qdd = 0 (base frame), from the poses already in ``bodies``."""
-    nb = tree.shape[0]
-    for b in range(nb):
+    for b in range(tree.shape[0]):
         par, jtype, k = body(tree, b)
         row = bodies[b]
-        w, v, dw, a = row[B_W:B_W + 3], row[B_V:B_V + 3], row[B_DW:B_DW + 3], row[B_A:B_A + 3]
-        if par < 0:
-            for i in range(3):
-                w[i] = v[i] = dw[i] = a[i] = 0.0
+        if par < 0:                                  # on the fixed base, which is at rest
+            wp = vp = dwp = ap = r = AT_REST
         else:
             pr = bodies[par]
-            wp, dwp = pr[B_W:B_W + 3], pr[B_DW:B_DW + 3]
-            r = row[B_X:B_X + 3]   # free scratch: X_up is not needed any more
-            for i in range(3):
-                r[i] = row[B_P + i] - pr[B_P + i]
-                w[i], v[i], dw[i], a[i] = wp[i], pr[B_V + i], dwp[i], pr[B_A + i]
-            add_cross(wp, r, 1.0, v)
-            add_cross(dwp, r, 1.0, a)
-            t = row[B_X + 3:B_X + 6]
-            t[0] = t[1] = t[2] = 0.0
-            add_cross(wp, r, 1.0, t)
-            add_cross(wp, t, 1.0, a)
-        z = row[B_X + 6:B_X + 9]
-        for i in range(3):
-            z[i] = row[B_R + 3 * i + 2] * qd[k]     # z qd
+            wp, vp, dwp, ap = vec3(pr, B_W), vec3(pr, B_V), vec3(pr, B_DW), vec3(pr, B_A)
+            r = sub(vec3(row, B_P), vec3(pr, B_P))   # r = o_b - o_p
+        wr = cross(wp, r)
+        w, v, dw = wp, add(vp, wr), dwp              # v = v_p + w_p x r
+        a = add(ap, add(cross(dwp, r), cross(wp, wr)))   # a = a_p + dw_p x r + w_p x (w_p x r)
+        zq = scale(qd[k], (row[B_R + 2], row[B_R + 5], row[B_R + 8]))   # z qd
         if jtype == REVOLUTE:
-            for i in range(3):
-                w[i] += z[i]
-            if par >= 0:
-                add_cross(bodies[par][B_W:B_W + 3], z, 1.0, dw)
+            w = add(w, zq)                           # w = w_p + z qd
+            dw = add(dw, cross(wp, zq))              # dw = dw_p + w_p x z qd
         else:
-            for i in range(3):
-                v[i] += z[i]
-            if par >= 0:
-                add_cross(bodies[par][B_W:B_W + 3], z, 2.0, a)
+            v = add(v, zq)                           # v = v_p + w_p x r + z qd
+            a = add(a, scale(2.0, cross(wp, zq)))    # a = ... + 2 w_p x z qd
+        put(row, B_W, w)
+        put(row, B_V, v)
+        put(row, B_DW, dw)
+        put(row, B_A, a)
 
 
-@jit
-def point_motion(bodies, b, P, out):
-    """w, v_P, dw, a_P (out[0:12]) of the point P (base frame) fixed on body b (b < 0: the base)."""
-    for i in range(12):
-        out[i] = 0.0
+@inline
+def point_motion(bodies, b, P):
+    """(w, v_P, dw, a_P): the motion of the point P (base frame) fixed on body b (b < 0: the base)."""
     if b < 0:
-        return
+        return AT_REST, AT_REST, AT_REST, AT_REST
     row = bodies[b]
-    w, dw = row[B_W:B_W + 3], row[B_DW:B_DW + 3]
-    s, t = out[12:15], out[15:18]
-    for i in range(3):
-        s[i] = P[i] - row[B_P + i]
-        out[i], out[3 + i], out[6 + i], out[9 + i] = w[i], row[B_V + i], dw[i], row[B_A + i]
-        t[i] = 0.0
-    add_cross(w, s, 1.0, out[3:6])      # v_P = v_b + w x s
-    add_cross(dw, s, 1.0, out[9:12])    # a_P = a_b + dw x s + w x (w x s)
-    add_cross(w, s, 1.0, t)
-    add_cross(w, t, 1.0, out[9:12])
+    w, dw = vec3(row, B_W), vec3(row, B_DW)
+    s = sub(P, vec3(row, B_P))
+    ws = cross(w, s)
+    return w, add(vec3(row, B_V), ws), dw, add(vec3(row, B_A), add(cross(dw, s), cross(w, ws)))
 
 
 @jit
@@ -91,49 +74,26 @@ def constraint_bias(tree, LK, qd, bias):
     o_cut, o_mim, o_act, o_body, o_phi, o_vec, o_qr, o_g, o_mat, o_ac, o_dyn = offsets(LK)
     bodies = LK[o_body:o_body + nb]
     body_motion(tree, qd, bodies)
-    F, mk, mb = LK[o_vec + V_TMP], LK[o_vec + V_X], LK[o_vec + V_Y]
+    F, out = LK[o_vec + V_TMP], LK[o_vec + V_X]
     for c in range(B):
         cr = LK[o_cut + c]
         ctype, r0 = int(cr[C_TYPE]), int(cr[C_ROW])
         cut_frames(LK, c, o_cut, bodies, F)
-        point_motion(bodies, int(cr[C_BI]), F[9:12], mk)    # link i at p_k: w_i, v_k, dw_i, a_k
-        point_motion(bodies, int(cr[C_BJ]), F[21:24], mb)   # link j at p_B: w_j, v_B, dw_j, a_B
-        Rk = F[0:9]
-        d, D, Dw, Dd, Om, dOm = mb[18:21], mb[21:24], mb[24:27], mb[27:30], mb[30:33], mb[33:36]
-        W, dW, u, t, out = mk[18:21], mk[21:24], mk[24:27], mk[27:30], F[24:33]
-        for i in range(3):
-            d[i] = F[21 + i] - F[9 + i]
-        rot_t(Rk, d, D)
-        rot_t(Rk, mk[0:3], Om)
-        rot_t(Rk, mk[6:9], dOm)
-        for i in range(3):
-            d[i] = mb[3 + i] - mk[3 + i]
-        rot_t(Rk, d, Dw)                       # R_k^T d'
-        for i in range(3):
-            Dd[i] = Dw[i]
-        add_cross(Om, D, -1.0, Dd)              # D' = R_k^T d' - Omega x D
-        for i in range(3):
-            d[i] = mb[9 + i] - mk[9 + i]
-        rot_t(Rk, d, out[0:3])                 # D'' = R_k^T d'' - Omega x R_k^T d' - dOmega x D - Omega x D'
-        add_cross(Om, Dw, -1.0, out[0:3])
-        add_cross(dOm, D, -1.0, out[0:3])
-        add_cross(Om, Dd, -1.0, out[0:3])
-        for i in range(3):
-            d[i] = mb[i] - mk[i]
-        rot_t(Rk, d, W)                        # W = R_k^T (w_j - w_i)
-        for i in range(3):
-            d[i] = mb[6 + i] - mk[6 + i]
-        rot_t(Rk, d, dW)
-        add_cross(Om, W, -1.0, dW)             # W' = R_k^T (dw_j - dw_i) - Omega x W
-        for axis in range(2):                  # u = R_k^T z_B, then x = R_k^T x_B
-            col = 2 if axis == 0 else 0
-            for i in range(3):
-                u[i] = Rk[i] * F[12 + col] + Rk[3 + i] * F[15 + col] + Rk[6 + i] * F[18 + col]
-                out[3 + 3 * axis + i] = 0.0
-                t[i] = 0.0
-            add_cross(dW, u, 1.0, out[3 + 3 * axis:6 + 3 * axis])   # W' x u + W x (W x u)
-            add_cross(W, u, 1.0, t)
-            add_cross(W, t, 1.0, out[3 + 3 * axis:6 + 3 * axis])
+        Rk, p_k, p_B = mat3(F, 0), vec3(F, 9), vec3(F, 21)
+        w_i, v_k, dw_i, a_k = point_motion(bodies, int(cr[C_BI]), p_k)   # link i at p_k
+        w_j, v_B, dw_j, a_B = point_motion(bodies, int(cr[C_BJ]), p_B)   # link j at p_B
+        D = rot_t(Rk, sub(p_B, p_k))
+        Om, dOm = rot_t(Rk, w_i), rot_t(Rk, dw_i)
+        Dw = rot_t(Rk, sub(v_B, v_k))                  # R_k^T d'
+        Dd = sub(Dw, cross(Om, D))                     # D' = R_k^T d' - Omega x D
+        # D'' = R_k^T d'' - Omega x R_k^T d' - dOmega x D - Omega x D'
+        put(out, 0, sub(rot_t(Rk, sub(a_B, a_k)), add(add(cross(Om, Dw), cross(dOm, D)), cross(Om, Dd))))
+        W = rot_t(Rk, sub(w_j, w_i))                   # W = R_k^T (w_j - w_i)
+        dW = sub(rot_t(Rk, sub(dw_j, dw_i)), cross(Om, W))   # W' = R_k^T (dw_j - dw_i) - Omega x W
+        u = rot_t(Rk, (F[14], F[17], F[20]))           # u = R_k^T z_B
+        x = rot_t(Rk, (F[12], F[15], F[18]))           # x = R_k^T x_B
+        put(out, 3, add(cross(dW, u), cross(W, cross(W, u))))   # u'' = W' x u + W x (W x u)
+        put(out, 6, add(cross(dW, x), cross(W, cross(W, x))))   # likewise x''
         for r in range(n_rows(ctype)):
             bias[r0 + r] = out[pick(ctype, r)]
     for c in range(M):

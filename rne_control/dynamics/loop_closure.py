@@ -20,16 +20,16 @@ where each joint on the path from the base to link j adds its screw to (w_j, v_B
 the path to link i to (w_i, v_k); joints common to both paths cancel. A mimic coupling adds the row
 e = q_f - multiplier q_leader - offset, with Jacobian row e_f - multiplier e_leader.
 """
-from .loop_arrays import (B_P, B_R, B_X, C_BI, C_BJ, C_PI, C_PJ, C_RI, C_RJ, C_ROW, C_TYPE, V_TMP, V_X,
-                          add_cross, cross, frame_pose, offsets, rot_t, sizes)
-from .spatial import REVOLUTE, body, jit, joint_xform
+from .loop_arrays import (B_P, B_R, B_X, C_BI, C_BJ, C_PI, C_PJ, C_RI, C_RJ, C_ROW, C_TYPE, V_TMP, V_X, add,
+                          cross, frame_pose, mat3, offsets, put, put_rot, rot, rot_t, scale, sizes, sub, vec3)
+from .spatial import REVOLUTE, body, inline, jit, joint_xform
 
 REV_ROWS = (0, 1, 2, 3, 4)   # indices into [D, u, x] of each cut type's residual rows
 PRI_ROWS = (0, 1, 3, 4, 7)
 SPH_ROWS = (0, 1, 2)
 
 
-@jit
+@inline
 def pick(ctype, r):
     """Index into the 9-vector [D, u, x] of residual row r of a cut joint of type ctype."""
     if ctype == 0:
@@ -39,34 +39,28 @@ def pick(ctype, r):
     return SPH_ROWS[r]
 
 
-@jit
+@inline
 def n_rows(ctype):
     return 3 if ctype == 2 else 5
+
+
+IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
 
 
 @jit
 def body_poses(tree, q, bodies):
     """World (base-frame) pose of every body: R_0b = R_0p E^T, p_0b = p_0p + R_0p r, with X_up = rot(E) xlt(r)."""
-    nb = tree.shape[0]
-    for b in range(nb):
+    for b in range(tree.shape[0]):
         par, jtype, k = body(tree, b)
         row = bodies[b]
         X = row[B_X:B_X + 12]
         joint_xform(tree[b], jtype, q[k], X)
-        for i in range(3):
-            for j in range(3):
-                if par < 0:
-                    row[B_R + 3 * i + j] = X[3 * j + i]
-                else:
-                    pr = bodies[par]
-                    row[B_R + 3 * i + j] = (pr[B_R + 3 * i] * X[3 * j] + pr[B_R + 3 * i + 1] * X[3 * j + 1]
-                                            + pr[B_R + 3 * i + 2] * X[3 * j + 2])
-            if par < 0:
-                row[B_P + i] = X[9 + i]
-            else:
-                pr = bodies[par]
-                row[B_P + i] = (pr[B_P + i] + pr[B_R + 3 * i] * X[9] + pr[B_R + 3 * i + 1] * X[10]
-                                + pr[B_R + 3 * i + 2] * X[11])
+        if par < 0:
+            R_p, p_p = IDENTITY, (0.0, 0.0, 0.0)
+        else:
+            R_p, p_p = mat3(bodies[par], B_R), vec3(bodies[par], B_P)
+        put_rot(row, B_R, R_p, mat3(X, 0))
+        put(row, B_P, add(p_p, rot(R_p, vec3(X, 9))))
 
 
 @jit
@@ -80,14 +74,11 @@ def cut_frames(LK, c, o_cut, bodies, F):
 
 @jit
 def residual9(F, out):
-    """[D, u, x] of eq. (3) from the frame poses F (see cut_frames) into out[0:9]; F[24:27] scratch."""
-    d = F[24:27]
-    for i in range(3):
-        d[i] = F[21 + i] - F[9 + i]
-    rot_t(F[0:9], d, out[0:3])
-    for i in range(3):
-        out[3 + i] = F[i] * F[14] + F[3 + i] * F[17] + F[6 + i] * F[20]   # R_k^T z_B
-        out[6 + i] = F[i] * F[12] + F[3 + i] * F[15] + F[6 + i] * F[18]   # R_k^T x_B
+    """[D, u, x] of eq. (3) from the frame poses F (see cut_frames) into out[0:9]."""
+    Rk = mat3(F, 0)
+    put(out, 0, rot_t(Rk, sub(vec3(F, 21), vec3(F, 9))))   # D = R_k^T (p_B - p_k)
+    put(out, 3, rot_t(Rk, (F[14], F[17], F[20])))          # u = R_k^T z_B
+    put(out, 6, rot_t(Rk, (F[12], F[15], F[18])))          # x = R_k^T x_B
 
 
 @jit
@@ -109,36 +100,27 @@ def closure(tree, LK, q, e, Phi):
         residual9(F, E9)
         for r in range(n_rows(ctype)):
             e[r0 + r] = E9[pick(ctype, r)]
+        Rk, D, u, x = mat3(F, 0), vec3(E9, 0), vec3(E9, 3), vec3(E9, 6)
         for side in range(2):   # 0: path to link j (sign +1, point p_B); 1: path to link i (sign -1, p_k)
             b = int(cr[C_BJ]) if side == 0 else int(cr[C_BI])
             s = 1.0 if side == 0 else -1.0
-            P = F[21:24] if side == 0 else F[9:12]
+            P = vec3(F, 21) if side == 0 else vec3(F, 9)
             while b >= 0:
                 par, jtype, k = body(tree, b)
                 row = bodies[b]
-                w, v, ww, vv, col = T[0:3], T[3:6], T[6:9], T[9:12], T[12:21]
-                for i in range(3):
-                    z = row[B_R + 3 * i + 2]
-                    w[i] = z if jtype == REVOLUTE else 0.0
-                    T[21 + i] = P[i] - row[B_P + i]
-                if jtype == REVOLUTE:
-                    cross(w, T[21:24], v)          # v = z x (P - o_b)
-                else:
-                    for i in range(3):
-                        v[i] = row[B_R + 3 * i + 2]
-                rot_t(F[0:9], w, ww)
-                rot_t(F[0:9], v, vv)
-                for i in range(3):                 # D' column
-                    col[i] = s * vv[i]
+                z = (row[B_R + 2], row[B_R + 5], row[B_R + 8])       # the joint axis (base frame)
+                if jtype == REVOLUTE:        # the joint's screw at P: w = z, v = z x (P - o_b)
+                    W, v = rot_t(Rk, z), cross(z, sub(P, vec3(row, B_P)))
+                else:                        # w = 0, v = z
+                    W, v = (0.0, 0.0, 0.0), z
+                Dd = scale(s, rot_t(Rk, v))                          # D' column: R_k^T v ...
                 if side == 1:
-                    add_cross(ww, E9[0:3], -1.0, col[0:3])   # - Omega x D
-                for i in range(3):
-                    col[3 + i] = 0.0
-                    col[6 + i] = 0.0
-                add_cross(ww, E9[3:6], s, col[3:6])          # u' = W x u
-                add_cross(ww, E9[6:9], s, col[6:9])          # x' = W x x
+                    Dd = sub(Dd, cross(W, D))                        # ... - Omega x D
+                put(T, 0, Dd)
+                put(T, 3, scale(s, cross(W, u)))                     # u' = W x u  (W = R_k^T w)
+                put(T, 6, scale(s, cross(W, x)))                     # x' = W x x
                 for r in range(n_rows(ctype)):
-                    Phi[r0 + r, k] += col[pick(ctype, r)]
+                    Phi[r0 + r, k] += T[pick(ctype, r)]
                 b = par
     r0 = m - M
     for c in range(M):
