@@ -27,7 +27,7 @@ from .loop_closure import closure
 from .loop_solve import (NOCLOSE, SINGULAR_LOOP, TOL, expand, factor_passive, newton, passive_jacobian, project,
                          solve_passive, worst_loop)
 from .rnea import rnea
-from .spatial import FRICTION, KW, LENGTH, NONFINITE, SINGULAR, bad, entry, split, status
+from .spatial import FRICTION, KW, LENGTH, NONFINITE, SINGULAR, bad, entry, inline, split, status
 
 GRAVITY_ONLY = 4    # torque modes beside FRICTION (spatial.FRICTION = 1): G^T g only;
 VELOCITY_ONLY = 8   # H_c without gravity (no friction, qdd_a = 0);
@@ -38,7 +38,7 @@ CONT_STEP = 0.25                     # rad or m: the largest step of a continuat
 LOOSE = 1e-6                         # loop_jacobian: residual above which q is not a closed configuration
 
 
-@jit
+@inline
 def vec_status(x, size, field):
     if x.shape[0] != size:
         return status(LENGTH, field, x.shape[0])
@@ -112,7 +112,7 @@ def close_loops(tree, LK, qa, q_guess, q):
     return closed(LK, q)
 
 
-@jit
+@inline
 def closed(LK, q):
     """G_p at the closed configuration q, and remember q (see close_loops). Returns 0."""
     passive_jacobian(LK)
@@ -123,7 +123,7 @@ def closed(LK, q):
     return 0
 
 
-@jit
+@inline
 def tree_motion(tree, LK, qda, qdda, accel, qd, qdd):
     """qd = G qd_a and qdd = G qdd_a + Gdot qd_a (qdd_a = 0 unless ``accel``), at the solved configuration."""
     B, M, N, p, m, n, nb = sizes(LK)

@@ -94,7 +94,7 @@ def _check(model, st, sample=None, what_q="q_guess"):
 
 def _stack(model, active, q_guess, name_q="q_guess"):
     """Active-joint inputs as (S, N) arrays and the guess as (S or 1, n); S None for one sample."""
-    N, n = len(model.loops.active), model.n
+    N, n = model.loops.n_active, model.n
     arrays, S = [], None
     for name, x in active.items():
         a = as_float(name, x)
@@ -129,7 +129,7 @@ def _call(model, name, active, q_guess, flags=None, K=None, out_shape=None, q_ou
         prepare(cl.torques_direct, [DIRECT])
         _torques_direct = entry_point(cl.torques_direct)
     arrays, g, S, single = _stack(model, active, q_guess)
-    N = len(model.loops.active)
+    N = model.loops.n_active
     out = np.empty((S, *(out_shape or (N,))))
     q = np.empty((S, model.n))
     extra = () if flags is None else (flags,)
@@ -172,7 +172,7 @@ def loop_jacobian(model, q):
                          f"got {qq.shape}")
     single = qq.ndim == 1
     qq = np.ascontiguousarray(qq.reshape(-1, model.n))
-    G = np.empty((qq.shape[0], model.n, len(model.loops.active)))
+    G = np.empty((qq.shape[0], model.n, model.loops.n_active))
     st, s = cl.jacobian_many(model._K, model.loops.LK, qq, G)
     try:
         _check(model, st, None if single else s, what_q="q")
@@ -191,7 +191,7 @@ def closed_loop_inverse_dynamics(model, q_active, qd_active, qdd_active, q_guess
     (N,), optional, a float64 array the torques are written into (and returned)."""
     if gravity is None:
         loops = model.loops
-        tau = _empty(loops.active.shape[0]) if out is None else out
+        tau = _empty(loops.n_active) if out is None else out
         args = (_ndarray, model._K, loops.LK, q_active, qd_active, qdd_active,
                 loops.q_guess0 if q_guess is None else q_guess, tau, _empty(model.n) if q_out is None else q_out)
         st = _torques_direct(_id(args), FRICTION if friction else 0)
@@ -208,7 +208,7 @@ def closed_loop_gravity_torques(model, q_active, q_guess=None, gravity=None, q_o
     if gravity is None:
         try:
             loops = model.loops
-            tau = _empty(loops.active.shape[0])
+            tau = _empty(loops.n_active)
             st = _torques_one(model._K, loops.LK, q_active, q_active, q_active,
                               loops.q_guess0 if q_guess is None else q_guess, cl.GRAVITY_ONLY, tau,
                               _empty(model.n) if q_out is None else q_out)
@@ -228,7 +228,7 @@ def closed_loop_coriolis_torques(model, q_active, qd_active, q_guess=None, q_out
     torques of the closed-loop robot (no gravity, acceleration or friction)."""
     try:
         loops = model.loops
-        tau = _empty(loops.active.shape[0])
+        tau = _empty(loops.n_active)
         st = _torques_one(model._K, loops.LK, q_active, qd_active, qd_active,
                           loops.q_guess0 if q_guess is None else q_guess, cl.VELOCITY_ONLY, tau,
                           _empty(model.n) if q_out is None else q_out)
@@ -244,7 +244,7 @@ def closed_loop_coriolis_torques(model, q_active, qd_active, q_guess=None, q_out
 
 def closed_loop_mass_matrix(model, q_active, q_guess=None, q_out=None):
     """A_c = G^T A G (N x N) (kg m^2, kg), symmetric positive definite; (S, N, N) when stacked."""
-    N = model.loops.active.shape[0]
+    N = model.loops.n_active
     try:
         A = _empty((N, N))
         st = _mass_one(model._K, model.loops.LK, q_active, model.loops.q_guess0 if q_guess is None else q_guess, A,
@@ -266,7 +266,7 @@ def closed_loop_forward_dynamics(model, q_active, qd_active, tau_active, q_guess
     if gravity is None:
         try:
             loops = model.loops
-            qdd = _empty(loops.active.shape[0])
+            qdd = _empty(loops.n_active)
             st = _forward_one(model._K, loops.LK, q_active, qd_active, tau_active,
                               loops.q_guess0 if q_guess is None else q_guess, FRICTION if friction else 0, qdd,
                               _empty(model.n) if q_out is None else q_out)

@@ -18,7 +18,7 @@ import math
 
 from .loop_arrays import V_BETA, V_DQ, V_E, V_Q, V_RDIAG, V_RHS, offsets, sizes
 from .loop_closure import closure
-from .spatial import jit, status
+from .spatial import inline, jit, status
 
 NOCLOSE, SINGULAR_LOOP = 4, 5   # status kinds: the loops do not close / Phi_p is rank deficient
 TOL = 1e-12                     # |e| (m, and unit-vector components) at which the loops count as closed
@@ -44,7 +44,7 @@ def worst_loop(LK, e):
     return worst
 
 
-@jit
+@inline
 def factor_passive(LK):
     """Householder QR of Phi_p in place (QR rows; beta and R's diagonal in vector rows). Returns 0, or
     SINGULAR_LOOP when Phi_p has not full column rank."""
@@ -86,7 +86,7 @@ def factor_passive(LK):
     return 0
 
 
-@jit
+@inline
 def solve_passive(LK, x, y):
     """y (p,) = Phi_p^+ x for x (m,) (overwritten with Q^T x), from the factors of factor_passive."""
     B, M, N, p, m, n, nb = sizes(LK)
@@ -106,7 +106,7 @@ def solve_passive(LK, x, y):
         y[j] = s / rdiag[j]
 
 
-@jit
+@inline
 def sq_norm(e, m):
     s = 0.0
     for r in range(m):
@@ -166,7 +166,7 @@ def newton(tree, LK, q):
     return status(NOCLOSE, 0, worst_loop(LK, e))
 
 
-@jit
+@inline
 def passive_jacobian(LK):
     """G_p = -Phi_p^+ Phi_a (p x N) into its rows, from Phi and the QR at the solution."""
     B, M, N, p, m, n, nb = sizes(LK)
@@ -182,7 +182,7 @@ def passive_jacobian(LK):
             Gp[j, a] = y[j]
 
 
-@jit
+@inline
 def expand(LK, xa, x):
     """x (n,) = G xa: active joints from xa (N,), passive ones G_p xa."""
     B, M, N, p, m, n, nb = sizes(LK)
@@ -197,7 +197,7 @@ def expand(LK, xa, x):
         x[int(passive[j])] = s
 
 
-@jit
+@inline
 def project(LK, tau, tau_a):
     """tau_a (N,) = G^T tau (eq. 55), i.e. Gamma_a + G_p^T Gamma_p (eq. 57)."""
     B, M, N, p, m, n, nb = sizes(LK)

@@ -44,13 +44,14 @@ class CutJoint:
 
 class Loops:
     """Immutable description of a model's loops. ``active``/``passive``: joint indices (``joint_names``
-    order); ``cut`` (B, 28) and ``mimic`` (M, 4) = [follower, leader, multiplier, offset] as in the kernel
-    array; ``cut_joint_names``; ``loop_joints[c]``: the tree joints of the loop cut at cut joint c;
-    ``q_ref``: the default initial guess of the loop solve (mid-range of the position limits, 0 where a
-    limit is infinite)."""
+    order), ``n_active`` = N their number; ``cut`` (B, 28) and ``mimic`` (M, 4) = [follower, leader,
+    multiplier, offset] as in the kernel array; ``cut_joint_names``; ``loop_joints[c]``: the tree joints
+    of the loop cut at cut joint c; ``q_ref``: the default initial guess of the loop solve (mid-range of
+    the position limits, 0 where a limit is infinite)."""
 
     def __init__(self, joint_names, nb, active, cut, cut_names, loop_joints, mimic, q_ref):
         self.active = _ro(active, np.int64)
+        self.n_active = len(self.active)
         self.passive = _ro([k for k in range(len(joint_names)) if k not in set(active)], np.int64)
         self.cut = _ro(np.reshape(cut, (-1, CUT_COLS)))
         self.mimic = _ro(np.reshape(mimic, (-1, 4)))
