@@ -38,8 +38,8 @@ jit = nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
 entry = nb.njit(cache=True, error_model="numpy", fastmath=FASTMATH)
 # numba-IR inlining of the kernels' small helpers saves their call overhead (single-call speed). The
 # closed-loop kernels inline only their small helpers and call the large ones (closure, newton, the
-# constraint bias) as plain functions (jit): inlining those too made compiling them tens of seconds slower and the
-# calls no faster.
+# constraint bias) as plain functions (jit): inlining those too made compiling them tens of seconds
+# slower and the calls no faster.
 inline = nb.njit(cache=True, nogil=True, error_model="numpy", inline="always", fastmath=FASTMATH)
 
 
