@@ -71,6 +71,14 @@ def test_model_attributes(fourbar, pallet):
         fourbar.loops.cut[0, 0] = 1.0   # the loop description is immutable
 
 
+def test_loop_workspace_layout_matches_the_kernels(fourbar, pallet):
+    """The model layer sizes the loop kernel array; the kernels' offsets must fit it exactly."""
+    from rne_control.dynamics.loop_arrays import offsets
+    for m in (fourbar, pallet, rc.load_urdf(PALLET_URDF)):
+        LK = m.loops.LK
+        assert offsets(LK)[-1] + m.nb + 2 == LK.shape[0]   # the dyn copy (nb + 2 rows) ends the array
+
+
 # ----------------------------------------------------------------------------- closure and G
 def test_solve_loops_closes_the_four_bar(fourbar):
     t = np.linspace(0.0, 2 * np.pi, 73)

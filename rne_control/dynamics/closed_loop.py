@@ -21,13 +21,13 @@ from .crba import crba
 from .direct import DIMS, NOT_DIRECT, TUPLE_SIZE, _words, is_array, item, matrix, unmanaged, vector
 from .gravity import gravity
 from .loop_arrays import (H_LAST, V_BIAS, V_COL, V_DQ, V_E, V_G, V_H, V_LAST, V_QD, V_QDD, V_RHS, V_START, V_TAUTR,
-                          V_UNIT, jit, offsets, sizes)
+                          V_UNIT, offsets, sizes)
 from .loop_bias import constraint_bias
 from .loop_closure import closure
 from .loop_solve import (NOCLOSE, SINGULAR_LOOP, TOL, expand, factor_passive, newton, passive_jacobian, project,
                          solve_passive, worst_loop)
 from .rnea import rnea
-from .spatial import FRICTION, KW, LENGTH, NONFINITE, SINGULAR, bad, entry, inline, split, status
+from .spatial import FRICTION, KW, LENGTH, NONFINITE, SINGULAR, bad, entry, inline, jit, split, status
 
 GRAVITY_ONLY = 4    # torque modes beside FRICTION (spatial.FRICTION = 1): G^T g only;
 VELOCITY_ONLY = 8   # H_c without gravity (no friction, qdd_a = 0);

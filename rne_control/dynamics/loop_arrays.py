@@ -1,5 +1,5 @@
-"""Layout of a model's loop kernel array ``LK`` (see rne_control.model.loops) and 3-vector helpers for
-the loop kernels.
+"""Layout of a model's loop kernel array ``LK`` (see rne_control.model.loops), and the loop kernels'
+3-vector arithmetic on tuples (``vec3``, ``cross``, ``rot_t``...), which numba keeps in registers.
 
 Rows of LK: 0 the header (B cut joints, M mimic couplings, N active, p passive, m constraint rows, n
 joints, nb bodies); B cut-joint rows; M mimic rows; the active and the passive joint indices; then the
@@ -9,14 +9,14 @@ QR factors of Phi's passive columns (m rows; Householder scalars and R's diagona
 rows), G_p (p rows, N columns), an n x n matrix, an N x N matrix, and a copy of the model's ``dyn``
 rows (nb + 2).
 """
-from .spatial import inline, jit
+from .spatial import inline
 
 # vector rows, relative to the first one
-# scratch use: closure V_TMP, V_X; constraint_bias V_TMP, V_X, V_Y; newton V_E, V_RHS, V_DQ; the
+# scratch use: closure V_TMP, V_X; constraint_bias V_TMP, V_X; newton V_E, V_RHS, V_DQ; the
 # closed-loop kernels V_BIAS, V_QD, V_QDD, V_TAUTR, V_H, V_G, V_COL, V_UNIT, V_START, V_LAST
-(V_E, V_BIAS, V_Q, V_QD, V_QDD, V_TAUTR, V_H, V_DQ, V_RHS, V_X, V_Y, V_TMP, V_BETA, V_RDIAG, V_G, V_COL,
- V_UNIT, V_START, V_LAST) = range(19)
-VEC_ROWS = 19
+(V_E, V_BIAS, V_Q, V_QD, V_QDD, V_TAUTR, V_H, V_DQ, V_RHS, V_X, V_TMP, V_BETA, V_RDIAG, V_G, V_COL, V_UNIT,
+ V_START, V_LAST) = range(18)
+VEC_ROWS = 18
 H_LAST = 7   # header column: 1 when the G_p rows hold G at the closed configuration in row V_LAST
 # columns of a body row
 B_R, B_P, B_W, B_V, B_DW, B_A, B_X = 0, 9, 12, 15, 18, 21, 24

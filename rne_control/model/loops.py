@@ -22,7 +22,7 @@ CUT_TYPES = {"revolute": REVOLUTE_CUT, "prismatic": PRISMATIC_CUT, "spherical": 
 CUT_ROWS = {REVOLUTE_CUT: 5, PRISMATIC_CUT: 5, SPHERICAL_CUT: 3}
 CUT_COLS = 28      # type, body_i, body_j, R_i (9), p_i (3), R_j (9), p_j (3), first residual row
 BODY_COLS = 36     # per body: R_0b (9), p_0b (3), w (3), v (3), dw (3), a (3), X_up scratch (12)
-VEC_ROWS = 19      # vector rows of the workspace (see rne_control.dynamics.loop_arrays)
+VEC_ROWS = 18      # vector rows of the workspace (see rne_control.dynamics.loop_arrays)
 
 
 def _ro(a, dtype=float):
