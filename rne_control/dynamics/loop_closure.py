@@ -63,7 +63,7 @@ def body_poses(tree, q, bodies):
         put(row, B_P, add(p_p, rot(R_p, vec3(X, 9))))
 
 
-@jit
+@inline
 def cut_frames(LK, c, o_cut, bodies, F):
     """Poses of R_k and R_(k+B) of cut joint c into F: R_k 0:9, p_k 9:12, R_B 12:21, p_B 21:24."""
     cr = LK[o_cut + c]
@@ -72,7 +72,7 @@ def cut_frames(LK, c, o_cut, bodies, F):
     frame_pose(bodies[bj] if bj >= 0 else cr[0:0], cr[C_RJ:C_RJ + 9], cr[C_PJ:C_PJ + 3], F[12:21], F[21:24])
 
 
-@jit
+@inline
 def residual9(F, out):
     """[D, u, x] of eq. (3) from the frame poses F (see cut_frames) into out[0:9]."""
     Rk = mat3(F, 0)
