@@ -355,10 +355,15 @@ def report(args, results):
                   f"controller held its position and dropped the trajectory, so its tracking figures measure a hold")
 
 
-def run(args):
+def isolate_ros():
+    """A DDS domain of the benchmarks' own (201-230, apart from the tests'), discovery on localhost only."""
     os.environ.setdefault("ROS_DOMAIN_ID", str(201 + os.getpid() % 30))
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     os.environ.pop("ROS_LOCALHOST_ONLY", None)
+
+
+def run(args):
+    isolate_ros()
     results = {}
     for trigger in args.triggers.split(","):
         r = run_once(args, trigger)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import yaml
 
-from bench_loop import Proc, console
+from bench_loop import Proc, console, isolate_ros
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -65,9 +65,7 @@ def main():
 
 def start_sim(cfg_path):
     """rne_sim from ``cfg_path``, integrating and publishing at 1 kHz (bench_loop's load), once it publishes."""
-    os.environ.setdefault("ROS_DOMAIN_ID", str(201 + os.getpid() % 30))
-    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    os.environ.pop("ROS_LOCALHOST_ONLY", None)
+    isolate_ros()
     tmp = Path(tempfile.mkdtemp(prefix="rne_bench_stalls_"))
     over = tmp / "override.yaml"
     sim = {"integrator": "semi_implicit", "sim_rate": 1000.0, "publish_rate": 1000.0}   # as bench_loop's

@@ -21,7 +21,7 @@ from ..dynamics.parallel_dynamics import joint_many
 from ..dynamics.parallel_kinematics import NL
 from ..dynamics.rnea import NO_FEXT, rnea
 from ..dynamics.spatial import split
-from ._kernels import ct_accel, loop_guess, passive_gap
+from ._kernels import ct_accel, lengths_are, loop_guess, passive_gap
 
 REJECTED = 1  # status: an input of another length; the composed path names it
 
@@ -33,9 +33,8 @@ def tree_computed_torque(K, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, q_mod
     with ``flags`` (friction). Returns 0; -1 - i (joint i's position or velocity not finite, nothing
     written); REJECTED (an input of another length, nothing written); or the RNE's status."""
     n = q_model.shape[0]
-    for v in (q, qd, q_d, qd_d, qdd_d, kp, kd, qd_model, qdd, tau):
-        if v.shape[0] != n:
-            return REJECTED
+    if not lengths_are(n, (q, qd, q_d, qd_d, qdd_d, kp, kd, qd_model, qdd, tau)):
+        return REJECTED
     for i in range(n):
         if not (math.isfinite(q[i]) and math.isfinite(qd[i])):
             return -1 - i
@@ -53,9 +52,8 @@ def parallel_computed_torque(PK, LK, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, fla
     then ``joint_many``'s inverse dynamics: the forward kinematics from ``guess`` (1, 7) (the last pose)
     into ``pose`` (1, 7), and out (1, 6) = the leg forces (N). Returns 0, REJECTED (an input of another
     length) or joint_many's status (a non-finite input, no pose fits, a singular configuration)."""
-    for v in (q, qd, q_d, qd_d, qdd_d, kp, kd):
-        if v.shape[0] != NL:
-            return REJECTED
+    if not lengths_are(NL, (q, qd, q_d, qd_d, qdd_d, kp, kd)):
+        return REJECTED
     for i in range(NL):
         Q[0, i] = q[i]
         QD[0, i] = qd[i]
@@ -78,9 +76,8 @@ def closed_loop_computed_torque(K, LK, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, f
     N = tau.shape[0]
     if q.shape[0] != N + passive.shape[0] or qd.shape[0] != q.shape[0]:
         return REJECTED
-    for v in (q_d, qd_d, qdd_d, kp, kd, qdd):
-        if v.shape[0] != N:
-            return REJECTED
+    if not lengths_are(N, (q_d, qd_d, qdd_d, kp, kd, qdd)):
+        return REJECTED
     measured = loop_guess(q, qd, N, passive, q_last, guess)
     if measured < 0:
         return measured

@@ -47,15 +47,22 @@ def ct_accel(qdd_d, qd_d, qd, q_d, q, kp, kd, scale, out):
         out[i] = qdd_d[i] + scale * (kd[i] * (qd_d[i] - qd[i]) + kp[i] * (q_d[i] - q[i]))
 
 
+@njit(cache=True, nogil=True, inline="always")
+def lengths_are(n, arrays):
+    """True if every array of the tuple ``arrays`` has n entries (numba does not check bounds)."""
+    for v in arrays:
+        if v.shape[0] != n:
+            return False
+    return True
+
+
 @njit(cache=True, nogil=True)
 def ct_reference(qdd_d, qd_d, qd, q_d, q, kp, kd, scale, out):
     """out = qdd_d + scale * (kd (qd_d - qd) + kp (q_d - q)) (:func:`ct_accel`); ValueError if the lengths
     differ."""
-    n = out.shape[0]
-    for v in (qdd_d, qd_d, qd, q_d, q, kp, kd):
-        if v.shape[0] != n:
-            raise ValueError("computed torque: qdd_d, qd_d, q_d, the state, kp and kd need one entry per "
-                             "controlled joint")
+    if not lengths_are(out.shape[0], (qdd_d, qd_d, qd, q_d, q, kp, kd)):
+        raise ValueError("computed torque: qdd_d, qd_d, q_d, the state, kp and kd need one entry per "
+                         "controlled joint")
     ct_accel(qdd_d, qd_d, qd, q_d, q, kp, kd, scale, out)
 
 

@@ -48,6 +48,9 @@ def offsets(LK):
     return o_cut, o_mim, o_act, o_body, o_phi, o_vec, o_qr, o_g, o_mat, o_ac, o_dyn
 
 
+ZERO3 = (0.0, 0.0, 0.0)
+
+
 @inline
 def vec3(x, i):
     """x[i:i+3] as a 3-tuple (kept in registers by the kernels that take it)."""

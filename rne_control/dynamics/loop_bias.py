@@ -19,13 +19,10 @@ D, u, x as in loop_closure.py (differentiating D = R_k^T d twice, R_k' = [w_i] R
 The rows of [D'', u'', x''] that the cut type selects are b. Mimic rows are linear in q: b = 0.
 Call :func:`rne_control.dynamics.loop_closure.closure` at the same q first (it leaves the poses).
 """
-from .loop_arrays import (B_A, B_DW, B_P, B_R, B_V, B_W, C_BI, C_BJ, C_ROW, C_TYPE, V_TMP, V_X, add, cross, mat3,
-                          offsets, put, rot_t, scale, sizes, sub, vec3)
+from .loop_arrays import (B_A, B_DW, B_P, B_R, B_V, B_W, C_BI, C_BJ, C_ROW, C_TYPE, V_TMP, V_X, ZERO3, add, cross,
+                          mat3, offsets, put, rot_t, scale, sizes, sub, vec3)
 from .loop_closure import cut_frames, n_rows, pick
 from .spatial import REVOLUTE, body, inline, jit
-
-AT_REST = (0.0, 0.0, 0.0)
-
 
 @jit
 def body_motion(tree, qd, bodies):
@@ -34,7 +31,7 @@ def body_motion(tree, qd, bodies):
         par, jtype, k = body(tree, b)
         row = bodies[b]
         if par < 0:                                  # on the fixed base, which is at rest
-            wp = vp = dwp = ap = r = AT_REST
+            wp = vp = dwp = ap = r = ZERO3
         else:
             pr = bodies[par]
             wp, vp, dwp, ap = vec3(pr, B_W), vec3(pr, B_V), vec3(pr, B_DW), vec3(pr, B_A)
@@ -59,7 +56,7 @@ def body_motion(tree, qd, bodies):
 def point_motion(bodies, b, P):
     """(w, v_P, dw, a_P): the motion of the point P (base frame) fixed on body b (b < 0: the base)."""
     if b < 0:
-        return AT_REST, AT_REST, AT_REST, AT_REST
+        return ZERO3, ZERO3, ZERO3, ZERO3
     row = bodies[b]
     w, dw = vec3(row, B_W), vec3(row, B_DW)
     s = sub(P, vec3(row, B_P))

@@ -20,8 +20,8 @@ where each joint on the path from the base to link j adds its screw to (w_j, v_B
 the path to link i to (w_i, v_k); joints common to both paths cancel. A mimic coupling adds the row
 e = q_f - multiplier q_leader - offset, with Jacobian row e_f - multiplier e_leader.
 """
-from .loop_arrays import (B_P, B_R, B_X, C_BI, C_BJ, C_PI, C_PJ, C_RI, C_RJ, C_ROW, C_TYPE, V_TMP, V_X, add,
-                          cross, frame_pose, mat3, offsets, put, put_rot, rot, rot_t, scale, sizes, sub, vec3)
+from .loop_arrays import (B_P, B_R, B_X, C_BI, C_BJ, C_PI, C_PJ, C_RI, C_RJ, C_ROW, C_TYPE, V_TMP, V_X, ZERO3,
+                          add, cross, frame_pose, mat3, offsets, put, put_rot, rot, rot_t, scale, sizes, sub, vec3)
 from .spatial import REVOLUTE, body, inline, jit, joint_xform
 
 REV_ROWS = (0, 1, 2, 3, 4)   # indices into [D, u, x] of each cut type's residual rows
@@ -56,7 +56,7 @@ def body_poses(tree, q, bodies):
         X = row[B_X:B_X + 12]
         joint_xform(tree[b], jtype, q[k], X)
         if par < 0:
-            R_p, p_p = IDENTITY, (0.0, 0.0, 0.0)
+            R_p, p_p = IDENTITY, ZERO3
         else:
             R_p, p_p = mat3(bodies[par], B_R), vec3(bodies[par], B_P)
         put_rot(row, B_R, R_p, mat3(X, 0))
@@ -112,7 +112,7 @@ def closure(tree, LK, q, e, Phi):
                 if jtype == REVOLUTE:        # the joint's screw at P: w = z, v = z x (P - o_b)
                     W, v = rot_t(Rk, z), cross(z, sub(P, vec3(row, B_P)))
                 else:                        # w = 0, v = z
-                    W, v = (0.0, 0.0, 0.0), z
+                    W, v = ZERO3, z
                 Dd = scale(s, rot_t(Rk, v))                          # D' column: R_k^T v ...
                 if side == 1:
                     Dd = sub(Dd, cross(W, D))                        # ... - Omega x D
