@@ -23,6 +23,7 @@ A benchmark, not a test: the figures depend on the machine (2 shared cores here)
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib.util
 import json
 import math
@@ -184,6 +185,24 @@ def run(args) -> int:
     from control_msgs.action import FollowJointTrajectory
 
 
+    import rne_control as rc
+
+    # the model before any process starts: a config it cannot load stops the soak with nothing running
+    model_file = Path(cp["model_file"]) if Path(cp["model_file"]).is_absolute() else REPO / cp["model_file"]
+    model = rc.load_model(str(model_file), joints=joints)
+    m_diag = np.diag(rc.mass_matrix(model, q_ready))
+    changes = [
+        ("gains", {"kp": [64.0] * n, "kd": [16.0] * n}),
+        ("payload", {"payload_link": "arm7_link7", "payload_mass": 1.0, "payload_com": [0.0, 0.0, 0.05],
+                     "payload_inertia": [1e-3, 1e-3, 1e-3, 0.0, 0.0, 0.0]}),
+        # a soft PD scaled to each joint's inertia (omega = 4 rad/s, critically damped): being diagonal, it
+        # does not decouple the joints as computed torque does, and stiffer ones go unstable here once the
+        # commands come late (seen with omega = 10 on a saturated machine)
+        ("mode", {"mode": "gravity_coriolis", "hold_kp": (16.0 * m_diag).tolist(), "hold_kd": (8.0 * m_diag).tolist()}),
+        ("mode", {"mode": "computed_torque"}),
+        ("gains", {"kp": kp0, "kd": kd0}),
+        ("payload", {"payload_mass": 0.0, "payload_link": ""}),
+    ]
     print("[soak] %s: %d joints at %.0f Hz for %.1f min; ROS_DOMAIN_ID=%s; logs in %s"
           % (cfg_path.name, n, args.rate, args.minutes, os.environ["ROS_DOMAIN_ID"], tmp), flush=True)
     sims = []
@@ -205,6 +224,8 @@ def run(args) -> int:
     base_json = tmp / "baseline.json"
     base = Proc("baseline", [sys.executable, str(HERE / "bench_loop.py"), "--baseline-node", "--rate", str(args.rate),
                              "--n", str(n), "--out", str(base_json), "--duration", str(duration + 120)], tmp)
+    # should the soak end on an error, its processes end with it (stop() leaves a stopped one alone)
+    atexit.register(lambda: [p.stop() for p in [ctl, base] + [s["proc"] for s in sims]])
 
     rclpy.init()
     node = rclpy.create_node("soak_monitor")
@@ -279,23 +300,6 @@ def run(args) -> int:
             time.sleep(0.005)
         return fut.done() and all(r.successful for r in fut.result().results)
 
-    import rne_control as rc
-
-    model_file = Path(cp["model_file"]) if Path(cp["model_file"]).is_absolute() else REPO / cp["model_file"]
-    model = rc.load_model(str(model_file), joints=joints)
-    m_diag = np.diag(rc.mass_matrix(model, q_ready))
-    changes = [
-        ("gains", {"kp": [64.0] * n, "kd": [16.0] * n}),
-        ("payload", {"payload_link": "arm7_link7", "payload_mass": 1.0, "payload_com": [0.0, 0.0, 0.05],
-                     "payload_inertia": [1e-3, 1e-3, 1e-3, 0.0, 0.0, 0.0]}),
-        # a soft PD scaled to each joint's inertia (omega = 4 rad/s, critically damped): being diagonal, it
-        # does not decouple the joints as computed torque does, and stiffer ones go unstable here once the
-        # commands come late (seen with omega = 10 on a saturated machine)
-        ("mode", {"mode": "gravity_coriolis", "hold_kp": (16.0 * m_diag).tolist(), "hold_kd": (8.0 * m_diag).tolist()}),
-        ("mode", {"mode": "computed_torque"}),
-        ("gains", {"kp": kp0, "kd": kd0}),
-        ("payload", {"payload_mass": 0.0, "payload_link": ""}),
-    ]
     lock = threading.Lock()
 
     def count(key):
