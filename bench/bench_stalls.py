@@ -77,12 +77,13 @@ def spin(seconds, capacity=1 << 18):
     return list(zip(starts[:n], lengths[:n])), last - start
 
 
-def start_trace(cpu, seconds, tmp):
+def start_trace(cpu, seconds):
     """``perf record`` of TRACEPOINTS on ``cpu`` (CLOCK_MONOTONIC time stamps) for ``seconds``; the Popen and
-    its data file, or None and the reason it cannot run."""
+    its data file (in a directory of its own, which :func:`trace_events` removes), or None and the reason it
+    cannot run."""
     if shutil.which("perf") is None:
         return None, "perf is not installed"
-    data = tmp / "perf.data"
+    data = Path(tempfile.mkdtemp(prefix="rne_bench_stalls_trace_")) / "perf.data"
     cmd = ["perf", "record", "-q", "-k", "mono", "-C", str(cpu), "-o", str(data)]
     for tp in TRACEPOINTS:
         cmd += ["-e", tp]
@@ -90,6 +91,7 @@ def start_trace(cpu, seconds, tmp):
                          text=True)
     time.sleep(1.0)   # perf's own start-up, before the probe takes the CPU
     if p.poll() is not None:
+        shutil.rmtree(data.parent, ignore_errors=True)
         return None, f"perf record failed: {p.stderr.read().strip()[:200]}"
     return (p, data), None
 
@@ -100,6 +102,7 @@ def trace_events(trace):
     p.wait()
     out = subprocess.run(["perf", "script", "-i", str(data), "-F", "time,event,trace"], capture_output=True,
                          text=True).stdout
+    shutil.rmtree(data.parent, ignore_errors=True)
     events = []
     for line in out.splitlines():
         m = re.match(r"\s*(\d+\.\d+):\s+(\S+):\s*(.*)", line)
@@ -164,8 +167,7 @@ def probe(args):
     if args.priority > 0:
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(args.priority))
     gc.disable()
-    tmp = Path(tempfile.mkdtemp(prefix="rne_bench_stalls_trace_"))
-    trace, why = (None, "--no-trace") if args.no_trace else start_trace(args.cpu, args.seconds + 2.0, tmp)
+    trace, why = (None, "--no-trace") if args.no_trace else start_trace(args.cpu, args.seconds + 2.0)
     gaps, span = spin(args.seconds)
     seconds = span * 1e-9
     print(f"CPU {args.cpu}, SCHED_FIFO {args.priority}, {seconds:.1f} s spinning: "
@@ -186,7 +188,6 @@ def probe(args):
         print(f"  what the gaps contain: not recorded ({why})")
         return
     events = trace_events(trace)
-    shutil.rmtree(tmp, ignore_errors=True)
     if not events:
         print("  what the gaps contain: perf recorded no event (tracepoints not readable?)")
         return
