@@ -159,6 +159,37 @@ def test_spherical_cut_on_a_planar_loop_is_the_revolute_one(fourbar):
     assert np.abs(a - b).max() < 1e-10
 
 
+
+def test_planar_loops_keep_their_two_in_plane_conditions(fourbar, pallet, monkeypatch):
+    """A revolute or spherical cut on a planar loop keeps D_x, D_y (model/loops.py): the three dropped
+    conditions hold for every q, so closing, G and the torques are those of all five rows."""
+    doc = _fourbar_doc()
+    doc["cut_joints"][0]["joint"] = "spherical"
+    for m in (fourbar, pallet, rc.load_dh(doc)):
+        assert len(m.loops.cut_rows(0)) == 2 and m.loops.n_rows == 2
+    tilted = _fourbar_doc()
+    tilted["links"][2]["alpha"] = 0.2               # the rocker's axis tilted: a spatial loop
+    assert len(rc.load_dh(tilted).loops.cut_rows(0)) == 5
+    offset = _fourbar_doc()
+    offset["cut_joints"][0]["r"] = 0.01             # R_k 1 cm off the plane: the loop can never close
+    m = rc.load_dh(offset)
+    assert len(m.loops.cut_rows(0)) == 5
+    with pytest.raises(rc.LoopClosureError, match=r"'pin'.*residual"):
+        rc.solve_loops(m, [0.7])
+    monkeypatch.setattr("rne_control.model.loops.PLANAR_TOL", -1.0)   # no loop counts as planar
+    rng = np.random.default_rng(11)
+    for planar, path in ((fourbar, FOURBAR), (pallet, PALLET)):
+        full = rc.load_dh(path)
+        assert full.loops.n_rows == 5
+        S, N = 6, planar.loops.n_active
+        qa = 0.5 + rng.uniform(-0.5, 0.5, (S, N))
+        qd, qdd = rng.normal(size=(S, N)), rng.normal(size=(S, N))
+        Q = rc.solve_loops(planar, qa)
+        assert np.abs(Q - rc.solve_loops(full, qa)).max() < 1e-12
+        assert np.abs(rc.loop_jacobian(planar, Q) - rc.loop_jacobian(full, Q)).max() < 1e-12
+        a, b = (rc.closed_loop_inverse_dynamics(m, qa, qd, qdd) for m in (planar, full))
+        assert np.abs(a - b).max() < 1e-10 * max(1.0, np.abs(b).max())
+
 # ----------------------------------------------------------------------------- identities
 @pytest.mark.parametrize("which", ["fourbar", "pallet"])
 def test_identities(which, fourbar, pallet):

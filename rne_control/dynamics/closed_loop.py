@@ -20,14 +20,14 @@ import numpy as np
 from .crba import crba
 from .direct import DIMS, NOT_DIRECT, TUPLE_SIZE, _words, is_array, item, matrix, unmanaged, vector
 from .gravity import gravity
-from .loop_arrays import (H_LAST, V_BIAS, V_COL, V_DQ, V_E, V_G, V_H, V_LAST, V_QD, V_QDD, V_RHS, V_START, V_TAUTR,
+from .loop_arrays import (B_X, H_LAST, V_BIAS, V_COL, V_DQ, V_E, V_G, V_H, V_LAST, V_QD, V_QDD, V_RHS, V_START, V_TAUTR,
                           V_UNIT, offsets, sizes)
 from .loop_bias import constraint_bias
 from .loop_closure import closure
 from .loop_solve import (NOCLOSE, SINGULAR_LOOP, TOL, expand, factor_passive, newton, passive_jacobian, project,
                          solve_passive, worst_loop)
 from .rnea import rnea
-from .spatial import FRICTION, KW, LENGTH, NONFINITE, SINGULAR, bad, entry, inline, jit, split, status
+from .spatial import FRICTION, KW, LENGTH, NONFINITE, SINGULAR, XUP_GIVEN, bad, entry, inline, jit, split, status
 
 GRAVITY_ONLY = 4    # torque modes beside FRICTION (spatial.FRICTION = 1): G^T g only;
 VELOCITY_ONLY = 8   # H_c without gravity (no friction, qdd_a = 0);
@@ -164,13 +164,17 @@ def torques(K, LK, qa, qda, qdda, q_guess, flags, tau_a, q):
         if st:
             return st
         tree_motion(tree, LK, qda, qdda, accel, qd, qdd)
+        bodies = LK[o_body:o_body + nb]
+        for b in range(nb):     # the closure's joint transforms at q (loop_closure.body_poses), for the RNE
+            for j in range(12):
+                ws[b, j] = bodies[b, B_X + j]
         if not flags & VELOCITY_ONLY:
-            st = rnea(tree, dyn, q, qd, qdd, NO_FEXT, flags & FRICTION, tau, ws)
+            st = rnea(tree, dyn, q, qd, qdd, NO_FEXT, (flags & FRICTION) | XUP_GIVEN, tau, ws)
         else:   # H_c without gravity: the tree's RNE with zero gravity, no friction, qdd = Gdot qd_a
             dyn0 = LK[o_dyn:o_dyn + nb + 2, 0:10]
             dyn0[:, :] = dyn
             dyn0[nb + 1, 0:3] = 0.0
-            st = rnea(tree, dyn0, q, qd, qdd, NO_FEXT, 0, tau, ws)
+            st = rnea(tree, dyn0, q, qd, qdd, NO_FEXT, XUP_GIVEN, tau, ws)
     if st:
         return st
     project(LK, tau, tau_a)

@@ -55,8 +55,7 @@ def _loop_message(model, idx, LK):
     B = len(loops.cut_joint_names)
     e = LK[offsets(LK)[5] + V_E]
     if idx < B:
-        r0 = int(loops.cut[idx, 27])
-        rows = range(r0, r0 + (3 if int(loops.cut[idx, 0]) == 2 else 5))
+        rows = loops.cut_rows(idx)
         what = f"loop of cut joint '{loops.cut_joint_names[idx]}' (joints {list(loops.loop_joints[idx])})"
     else:
         rows = [loops.n_rows - len(loops.mimic) + idx - B]

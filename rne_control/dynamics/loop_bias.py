@@ -21,7 +21,7 @@ Call :func:`rne_control.dynamics.loop_closure.closure` at the same q first (it l
 """
 from .loop_arrays import (B_A, B_DW, B_P, B_R, B_V, B_W, C_BI, C_BJ, C_ROW, C_TYPE, V_TMP, V_X, ZERO3, add, cross,
                           mat3, offsets, put, rot_t, scale, sizes, sub, vec3)
-from .loop_closure import cut_frames, n_rows, pick
+from .loop_closure import PLANAR_CUT, cut_frames, n_rows, pick
 from .spatial import REVOLUTE, body, inline, jit
 
 @jit
@@ -85,12 +85,13 @@ def constraint_bias(tree, LK, qd, bias):
         Dd = sub(Dw, cross(Om, D))                     # D' = R_k^T d' - Omega x D
         # D'' = R_k^T d'' - Omega x R_k^T d' - dOmega x D - Omega x D'
         put(out, 0, sub(rot_t(Rk, sub(a_B, a_k)), add(add(cross(Om, Dw), cross(dOm, D)), cross(Om, Dd))))
-        W = rot_t(Rk, sub(w_j, w_i))                   # W = R_k^T (w_j - w_i)
-        dW = sub(rot_t(Rk, sub(dw_j, dw_i)), cross(Om, W))   # W' = R_k^T (dw_j - dw_i) - Omega x W
-        u = rot_t(Rk, (F[14], F[17], F[20]))           # u = R_k^T z_B
-        x = rot_t(Rk, (F[12], F[15], F[18]))           # x = R_k^T x_B
-        put(out, 3, add(cross(dW, u), cross(W, cross(W, u))))   # u'' = W' x u + W x (W x u)
-        put(out, 6, add(cross(dW, x), cross(W, cross(W, x))))   # likewise x''
+        if ctype != PLANAR_CUT:                        # (a planar cut keeps no orientation row)
+            W = rot_t(Rk, sub(w_j, w_i))               # W = R_k^T (w_j - w_i)
+            dW = sub(rot_t(Rk, sub(dw_j, dw_i)), cross(Om, W))   # W' = R_k^T (dw_j - dw_i) - Omega x W
+            u = rot_t(Rk, (F[14], F[17], F[20]))       # u = R_k^T z_B
+            x = rot_t(Rk, (F[12], F[15], F[18]))       # x = R_k^T x_B
+            put(out, 3, add(cross(dW, u), cross(W, cross(W, u))))   # u'' = W' x u + W x (W x u)
+            put(out, 6, add(cross(dW, x), cross(W, cross(W, x))))   # likewise x''
         for r in range(n_rows(ctype)):
             bias[r0 + r] = out[pick(ctype, r)]
     for c in range(M):

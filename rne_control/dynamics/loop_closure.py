@@ -10,6 +10,8 @@ and eq. (3), the two frames coinciding up to the cut joint's own motion, selects
     revolute   (5): D_x, D_y, D_z, u_x, u_y        (origins equal, z axes equal; free about z)
     prismatic  (5): D_x, D_y, u_x, u_y, x_y        (same orientation, origin offset along z only)
     spherical  (3): D_x, D_y, D_z                  (origins equal)
+    planar     (2): D_x, D_y                       (a revolute or spherical cut on a planar loop, whose
+                                                    other conditions hold for every q: model/loops.py)
 
 Its time derivative is linear in qd (eq. 4, the screws of R_k and R_(k+B) are equal): with Omega the
 angular velocity of link i and W = R_k^T (w_j - w_i),
@@ -20,28 +22,33 @@ where each joint on the path from the base to link j adds its screw to (w_j, v_B
 the path to link i to (w_i, v_k); joints common to both paths cancel. A mimic coupling adds the row
 e = q_f - multiplier q_leader - offset, with Jacobian row e_f - multiplier e_leader.
 """
-from .loop_arrays import (B_P, B_R, B_X, C_BI, C_BJ, C_PI, C_PJ, C_RI, C_RJ, C_ROW, C_TYPE, V_TMP, V_X, ZERO3,
-                          add, cross, frame_pose, mat3, offsets, put, put_rot, rot, rot_t, scale, sizes, sub, vec3)
+from .loop_arrays import (B_MOVED, B_P, B_QX, B_R, B_X, C_BI, C_BJ, C_PI, C_PJ, C_RI, C_RJ, C_ROW, C_TYPE, V_TMP,
+                          V_X, ZERO3, add, cross, frame_pose, mat3, offsets, put, put_rot, rot, rot_t, scale, sizes,
+                          sub, vec3)
 from .spatial import REVOLUTE, body, inline, jit, joint_xform
 
+REVOLUTE_CUT, PRISMATIC_CUT, SPHERICAL_CUT, PLANAR_CUT = 0, 1, 2, 3   # as in rne_control.model.loops
 REV_ROWS = (0, 1, 2, 3, 4)   # indices into [D, u, x] of each cut type's residual rows
 PRI_ROWS = (0, 1, 3, 4, 7)
 SPH_ROWS = (0, 1, 2)
+PLA_ROWS = (0, 1)            # a revolute or spherical cut on a planar loop: the in-plane D_x, D_y
 
 
 @inline
 def pick(ctype, r):
     """Index into the 9-vector [D, u, x] of residual row r of a cut joint of type ctype."""
-    if ctype == 0:
+    if ctype == REVOLUTE_CUT:
         return REV_ROWS[r]
-    if ctype == 1:
+    if ctype == PRISMATIC_CUT:
         return PRI_ROWS[r]
-    return SPH_ROWS[r]
+    if ctype == SPHERICAL_CUT:
+        return SPH_ROWS[r]
+    return PLA_ROWS[r]
 
 
 @inline
 def n_rows(ctype):
-    return 3 if ctype == 2 else 5
+    return 3 if ctype == SPHERICAL_CUT else 2 if ctype == PLANAR_CUT else 5
 
 
 IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
@@ -49,10 +56,17 @@ IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
 
 @jit
 def body_poses(tree, q, bodies):
-    """World (base-frame) pose of every body: R_0b = R_0p E^T, p_0b = p_0p + R_0p r, with X_up = rot(E) xlt(r)."""
+    """World (base-frame) pose of every body: R_0b = R_0p E^T, p_0b = p_0p + R_0p r, with X_up = rot(E) xlt(r)
+    (kept in the body row: rnea takes it from there). A body whose joint and ancestors' joints have not
+    moved since the last call keeps its row (a Newton step moves only the passive joints)."""
     for b in range(tree.shape[0]):
         par, jtype, k = body(tree, b)
         row = bodies[b]
+        moved = q[k] != row[B_QX] or (par >= 0 and bodies[par, B_MOVED] != 0.0)
+        row[B_MOVED] = 1.0 if moved else 0.0
+        if not moved:
+            continue
+        row[B_QX] = q[k]
         X = row[B_X:B_X + 12]
         joint_xform(tree[b], jtype, q[k], X)
         if par < 0:
@@ -117,8 +131,9 @@ def closure(tree, LK, q, e, Phi):
                 if side == 1:
                     Dd = sub(Dd, cross(W, D))                        # ... - Omega x D
                 put(T, 0, Dd)
-                put(T, 3, scale(s, cross(W, u)))                     # u' = W x u  (W = R_k^T w)
-                put(T, 6, scale(s, cross(W, x)))                     # x' = W x x
+                if ctype != PLANAR_CUT:      # (a planar cut keeps no orientation row)
+                    put(T, 3, scale(s, cross(W, u)))                 # u' = W x u  (W = R_k^T w)
+                    put(T, 6, scale(s, cross(W, x)))                 # x' = W x x
                 for r in range(n_rows(ctype)):
                     Phi[r0 + r, k] += T[pick(ctype, r)]
                 b = par

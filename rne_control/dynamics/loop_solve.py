@@ -16,8 +16,8 @@ so the tree's qdd is G qdd_a + Gdot qd_a, with G = [1; G_p] (active rows are the
 """
 import math
 
-from .loop_arrays import V_BETA, V_DQ, V_E, V_Q, V_RDIAG, V_RHS, offsets, sizes
-from .loop_closure import closure
+from .loop_arrays import C_ROW, C_TYPE, V_BETA, V_DQ, V_E, V_Q, V_RHS, V_RINV, offsets, sizes
+from .loop_closure import closure, n_rows
 from .spatial import inline, jit, status
 
 NOCLOSE, SINGULAR_LOOP = 4, 5   # status kinds: the loops do not close / Phi_p is rank deficient
@@ -35,7 +35,7 @@ def worst_loop(LK, e):
     worst, big = 0, -1.0
     for c in range(B + M):
         if c < B:
-            r0, nr = int(LK[o_cut + c, 27]), 3 if int(LK[o_cut + c, 0]) == 2 else 5
+            r0, nr = int(LK[o_cut + c, C_ROW]), n_rows(int(LK[o_cut + c, C_TYPE]))
         else:
             r0, nr = m - M + c - B, 1
         for r in range(r0, r0 + nr):
@@ -46,36 +46,34 @@ def worst_loop(LK, e):
 
 @inline
 def factor_passive(LK):
-    """Householder QR of Phi_p in place (QR rows; beta and R's diagonal in vector rows). Returns 0, or
-    SINGULAR_LOOP when Phi_p has not full column rank."""
+    """Householder QR of Phi_p in place (QR rows; beta and 1 / R's diagonal in vector rows). Returns 0, or
+    SINGULAR_LOOP when Phi_p has not full column rank (a column's remainder below RANK_TOL times the
+    largest column; compared squared, which spares a square root per column)."""
     B, M, N, p, m, n, nb = sizes(LK)
     o_cut, o_mim, o_act, o_body, o_phi, o_vec, o_qr, o_g, o_mat, o_ac, o_dyn = offsets(LK)
     Phi, A = LK[o_phi:o_phi + m], LK[o_qr:o_qr + m]
-    beta, rdiag, passive = LK[o_vec + V_BETA], LK[o_vec + V_RDIAG], LK[o_act + 1]
-    scale = 0.0
+    beta, rinv, passive = LK[o_vec + V_BETA], LK[o_vec + V_RINV], LK[o_act + 1]
+    scale2 = 0.0
     for j in range(p):
         kj = int(passive[j])
         col = 0.0
         for r in range(m):
             A[r, j] = Phi[r, kj]
             col += A[r, j] * A[r, j]
-        scale = max(scale, math.sqrt(col))
+        scale2 = max(scale2, col)
     if m < p:
         return status(SINGULAR_LOOP, 0, 0)
     for j in range(p):
-        norm = 0.0
+        norm2 = 0.0
         for r in range(j, m):
-            norm += A[r, j] * A[r, j]
-        norm = math.sqrt(norm)
-        if norm <= RANK_TOL * max(scale, 1e-300):
+            norm2 += A[r, j] * A[r, j]
+        if norm2 <= RANK_TOL * RANK_TOL * scale2:
             return status(SINGULAR_LOOP, 0, j)
-        alpha = -norm if A[j, j] >= 0.0 else norm
-        A[j, j] -= alpha                      # v = x - alpha e_1, kept in A[j:, j]
-        vv = 0.0
-        for r in range(j, m):
-            vv += A[r, j] * A[r, j]
-        beta[j] = 2.0 / vv
-        rdiag[j] = alpha
+        x0 = A[j, j]
+        alpha = -math.sqrt(norm2) if x0 >= 0.0 else math.sqrt(norm2)
+        A[j, j] = x0 - alpha                  # v = x - alpha e_1, kept in A[j:, j]
+        beta[j] = 1.0 / (norm2 - alpha * x0)  # 2 / v^T v, as v^T v = 2 (|x|^2 - alpha x_0)
+        rinv[j] = 1.0 / alpha                 # R's diagonal is alpha
         for c in range(j + 1, p):             # apply (1 - beta v v^T) to the remaining columns
             s = 0.0
             for r in range(j, m):
@@ -91,7 +89,7 @@ def solve_passive(LK, x, y):
     """y (p,) = Phi_p^+ x for x (m,) (overwritten with Q^T x), from the factors of factor_passive."""
     B, M, N, p, m, n, nb = sizes(LK)
     o_cut, o_mim, o_act, o_body, o_phi, o_vec, o_qr, o_g, o_mat, o_ac, o_dyn = offsets(LK)
-    A, beta, rdiag = LK[o_qr:o_qr + m], LK[o_vec + V_BETA], LK[o_vec + V_RDIAG]
+    A, beta, rinv = LK[o_qr:o_qr + m], LK[o_vec + V_BETA], LK[o_vec + V_RINV]
     for j in range(p):
         s = 0.0
         for r in range(j, m):
@@ -103,7 +101,7 @@ def solve_passive(LK, x, y):
         s = x[j]
         for c in range(j + 1, p):
             s -= A[j, c] * y[c]
-        y[j] = s / rdiag[j]
+        y[j] = s * rinv[j]
 
 
 @inline

@@ -1,14 +1,15 @@
 """Recursive Newton-Euler inverse dynamics (Featherstone, Table 5.1; Khalil eq. 31 for Ia and friction).
 
 Gravity enters as a fictitious base acceleration a_0 = -a_g (Featherstone §5.3). With the
-CORIOLIS_ONLY flag, a_g = 0 and qdd = 0: the Coriolis-only variant C(q, qd) qd.
+CORIOLIS_ONLY flag, a_g = 0 and qdd = 0: the Coriolis-only variant C(q, qd) qd. With XUP_GIVEN, the
+caller has already put X_up(q) in the workspace (the closed-loop kernels, whose loop closure computed it).
 """
 import numpy as np
 
 from .direct import NOT_DIRECT, arrays_ok, matrix, unmanaged, vector
-from .spatial import (CORIOLIS_ONLY, F_QDD, FRICTION, FS, FV, IA, REVOLUTE, add_cross_force, add_cross_motion_S,
-                      add_xT_force, body, entry, gravity_status, inertia_mul, inline, joint_xform, lengths_status,
-                      nonfinite_status, sgn, split, x_motion)
+from .spatial import (CORIOLIS_ONLY, F_QDD, FRICTION, FS, FV, IA, REVOLUTE, XUP_GIVEN, add_cross_force,
+                      add_cross_motion_S, add_xT_force, body, entry, gravity_status, inertia_mul, inline, joint_xform,
+                      lengths_status, nonfinite_status, sgn, split, x_motion)
 
 WS = 36  # workspace columns per body: X_up 0:12, v 12:18, a 18:24, f 24:30, scratch 30:36
 NO_FEXT = np.empty((0, 6))
@@ -31,7 +32,8 @@ def rnea(tree, dyn, q, qd, qdd, f_ext, flags, tau, ws):
         if st:
             return st
         X, v, a, f, tmp = ws[i, 0:12], ws[i, 12:18], ws[i, 18:24], ws[i, 24:30], ws[i, 30:36]
-        joint_xform(tree[i], jtype, q[k], X)
+        if not flags & XUP_GIVEN:
+            joint_xform(tree[i], jtype, q[k], X)
         if p < 0:  # v_0 = 0, a_0 = -a_g
             for j in range(6):
                 v[j] = 0.0

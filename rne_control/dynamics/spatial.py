@@ -27,6 +27,7 @@ TREE_W = 23
 # Kernel flags.
 FRICTION = 1      # add Fv qd + Fs sign(qd)
 CORIOLIS_ONLY = 2  # no gravity, qdd = 0, no rotor or friction: C(q, qd) qd
+XUP_GIVEN = 32     # rnea: ws[i, 0:12] already holds X_up(q_i) (the caller has the joint transforms)
 # fastmath "contract" only lets LLVM fuse a * b + c into one fused multiply-add (one rounding instead of
 # two: no less accurate), where the CPU has it; it allows no reassociation and keeps NaN and inf
 # semantics, so the kernels' finiteness checks hold (README "Speed": it brought the mass matrix under

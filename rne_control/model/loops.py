@@ -9,6 +9,13 @@ joint (eq. 3): revolute, up to a rotation about their common z (5 conditions); p
 translation along z (5); spherical, their origins coincide (3). A URDF ``<mimic>`` joint is the
 simplest loop: a passive joint with q_f = multiplier q_leader + offset (1 condition, constant G).
 
+A revolute or spherical cut on a planar loop (every revolute joint of the loop turning about the cut
+joint's z axis, every prismatic one sliding across it, and for a revolute cut the two frames' z axes
+parallel) keeps only the two in-plane conditions, D_x and D_y (PLANAR_CUT). The others hold for every
+q: each joint moves the loop within planes normal to z, so z_(k+B) stays parallel to z_k and the
+frames' offset along z, checked here at q = 0, never changes. Rotations about parallel axes keep them
+parallel, so the test at q = 0 holds for every q.
+
 Kernel array ``LK`` (float64, rows x LW): row 0 the header (counts), then one row per cut joint, one
 per mimic coupling, the active and passive joint indices, and the workspace of the loop kernels (see
 ``rne_control.dynamics.loop_arrays``). Like the model's ``K``, the workspace belongs to the model.
@@ -17,11 +24,14 @@ import numpy as np
 
 from .errors import ModelError
 
-REVOLUTE_CUT, PRISMATIC_CUT, SPHERICAL_CUT = 0, 1, 2
+REVOLUTE_CUT, PRISMATIC_CUT, SPHERICAL_CUT, PLANAR_CUT = 0, 1, 2, 3   # kernel codes (loop_closure.py)
 CUT_TYPES = {"revolute": REVOLUTE_CUT, "prismatic": PRISMATIC_CUT, "spherical": SPHERICAL_CUT}
-CUT_ROWS = {REVOLUTE_CUT: 5, PRISMATIC_CUT: 5, SPHERICAL_CUT: 3}
+CUT_ROWS = {REVOLUTE_CUT: 5, PRISMATIC_CUT: 5, SPHERICAL_CUT: 3, PLANAR_CUT: 2}
+REVOLUTE_JOINT = 0  # a tree joint's type in topo (model.py)
+PLANAR_TOL = 1e-12  # axis misalignment (unit vectors) and offset along z (m) at which a loop counts as planar:
+#                     the loop solver's own tolerance, so the conditions dropped hold to it for every q
 CUT_COLS = 28      # type, body_i, body_j, R_i (9), p_i (3), R_j (9), p_j (3), first residual row
-BODY_COLS = 36     # per body: R_0b (9), p_0b (3), w (3), v (3), dw (3), a (3), X_up scratch (12)
+BODY_COLS = 38     # per body: R_0b (9), p_0b (3), w (3), v (3), dw (3), a (3), X_up (12), q of the pose, moved
 VEC_ROWS = 18      # vector rows of the workspace (see rne_control.dynamics.loop_arrays)
 
 
@@ -62,6 +72,11 @@ class Loops:
         self.q_guess0 = np.array(q_ref, float)   # a writable copy the kernels' fast path accepts; never written
         self.LK = self._kernel_array(len(joint_names), nb)
 
+    def cut_rows(self, c):
+        """The constraint rows (indices into the residual e) of the loop of cut joint c."""
+        r0 = int(self.cut[c, CUT_COLS - 1])
+        return range(r0, r0 + CUT_ROWS[int(self.cut[c, 0])])
+
     def _kernel_array(self, n, nb):
         B, M, N, p, m = len(self.cut), len(self.mimic), len(self.active), len(self.passive), self.n_rows
         width = max(CUT_COLS, BODY_COLS, n + 1, m + 1, 8)
@@ -72,6 +87,7 @@ class Loops:
         LK[1 + B:1 + B + M, :4] = self.mimic
         LK[1 + B + M, :N] = self.active
         LK[2 + B + M, :p] = self.passive
+        LK[3 + B + M:3 + B + M + nb, BODY_COLS - 2] = np.nan   # the bodies' poses: none yet
         return LK
 
 
@@ -83,13 +99,42 @@ def _path(body, parent):
     return out
 
 
+def _poses_at_zero(topo, kin):
+    """Base-frame pose (R, p) of every body at q = 0, from the joints' fixed transforms (model.py's kin rows:
+    E = R_pre^T row-major, then r)."""
+    poses = []
+    for (par, _, _), row in zip(topo, kin):
+        R_p, p_p = poses[int(par)] if par >= 0 else (np.eye(3), np.zeros(3))
+        poses.append((R_p @ np.reshape(row[:9], (3, 3)).T, p_p + R_p @ np.asarray(row[9:12])))
+    return poses
+
+
+def _is_planar(ctype, bi, A, bj, B, on_loop, topo, poses):
+    """True if the loop of a revolute or spherical cut is planar about the cut joint's z (see the module
+    docstring): A and B are the poses of R_k and R_(k+B) on bodies bi and bj (-1: the base)."""
+    def world(b, T):
+        R, p = poses[b] if b >= 0 else (np.eye(3), np.zeros(3))
+        return R @ T[:3, :3], p + R @ T[:3, 3]
+    (R_k, p_k), (R_B, p_B) = world(bi, A), world(bj, B)
+    z = R_k[:, 2]
+    for b in on_loop:
+        z_b = poses[b][0][:, 2]
+        off = np.linalg.norm(np.cross(z_b, z)) if topo[b][1] == REVOLUTE_JOINT else abs(z_b @ z)
+        if off > PLANAR_TOL:
+            return False
+    if ctype == REVOLUTE_CUT and np.linalg.norm(np.cross(R_B[:, 2], z)) > PLANAR_TOL:
+        return False
+    return abs(z @ (p_B - p_k)) <= PLANAR_TOL
+
+
 def build_loops(model_name, joint_names, position_limits, frames, topo, actuated=None, cut_joints=(),
-                mimic=None):
+                mimic=None, kin=None):
     """Check and pack the loop description (see :class:`Loops`).
 
     ``actuated``: {joint: bool} (missing: True); ``cut_joints``: list of :class:`CutJoint`; ``mimic``:
-    {follower: (leader, multiplier, offset)}. Raises ModelError naming the entry: unknown links or
-    joints, a passive joint that no loop moves, a loop with no joint that the active joints can drive.
+    {follower: (leader, multiplier, offset)}; ``kin``: the joints' fixed transforms (model.py), with which
+    planar loops are found. Raises ModelError naming the entry: unknown links or joints, a passive joint
+    that no loop moves, a loop with no joint that the active joints can drive.
     """
     n = len(joint_names)
     index = {j: k for k, j in enumerate(joint_names)}
@@ -118,6 +163,7 @@ def build_loops(model_name, joint_names, position_limits, frames, topo, actuated
     body_joint = [int(t[2]) for t in topo]
 
     cut, names, loops = [], [], []
+    poses = _poses_at_zero(topo, kin) if kin is not None and cut_joints else None
     for c in cut_joints:
         if c.name in index or c.name in names:
             raise ModelError(f"cut joint '{c.name}': the name is already used by another joint")
@@ -134,8 +180,11 @@ def build_loops(model_name, joint_names, position_limits, frames, topo, actuated
         on_loop = [b for b in Pi if b not in Pj] + [b for b in Pj if b not in Pi]
         loops.append([joint_names[body_joint[b]] for b in on_loop])
         A, B = Ti @ c.T_parent, Tj @ c.T_closes_on
-        cut.append(np.concatenate([[CUT_TYPES[c.joint_type], bi, bj], A[:3, :3].ravel(), A[:3, 3],
-                                   B[:3, :3].ravel(), B[:3, 3], [0.0]]))
+        ctype = CUT_TYPES[c.joint_type]
+        if ctype != PRISMATIC_CUT and kin is not None and _is_planar(ctype, bi, A, bj, B, on_loop, topo, poses):
+            ctype = PLANAR_CUT
+        cut.append(np.concatenate([[ctype, bi, bj], A[:3, :3].ravel(), A[:3, 3], B[:3, :3].ravel(), B[:3, 3],
+                                   [0.0]]))
         names.append(c.name)
     row = 0
     for r in cut:

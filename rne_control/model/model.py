@@ -391,8 +391,8 @@ def build_model(name, links, joints=None, locked=None, gravity=None, floating_ba
                              "or lock both")
     # a model with cut joints or mimic couplings is a closed-loop one: its passive joints (actuated: false,
     # mimic) are the loops'; without them, actuated: false makes a free passive joint (elastic.py)
-    loops = (build_loops(name, joints, plims, frames, topo, actuated, cut_joints, mimic) if cut_joints or mimic
-             else None)
+    loops = (build_loops(name, joints, plims, frames, topo, actuated, cut_joints, mimic, kin)
+             if cut_joints or mimic else None)
     model = Model(name, joints, [lk.name for lk in links], topo, kin, params + [base_params], frames, g,
                   effort, velocity, floating_base, root, plims, cols, loops)
     model.link_params = {lk.name: _readonly(link_params.get(lk.name, np.zeros(10))) for lk in links}
