@@ -24,6 +24,7 @@ from .loop_arrays import (B_A, B_DW, B_P, B_R, B_V, B_W, C_BI, C_BJ, C_ROW, C_TY
 from .loop_closure import PLANAR_CUT, cut_frames, n_rows, pick
 from .spatial import REVOLUTE, body, inline, jit
 
+
 @jit
 def body_motion(tree, qd, bodies):
     """w, v, dw, a of every body origin at qdd = 0 (base frame), from the poses already in ``bodies``."""
