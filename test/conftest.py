@@ -58,6 +58,17 @@ def compiled_kernels():
     compile_all()
 
 
+@pytest.fixture(scope="module", autouse=True)
+def no_node_outlives_its_module():
+    """Nodes a module left running (a fixture that failed before its teardown was set up) would talk to
+    the next modules' nodes in the same ROS domain: stop them, and say so."""
+    yield
+    left = ros_util.stop_leftovers()
+    if left:
+        import warnings
+        warnings.warn(f"stopped node processes left running by this module: {left}", stacklevel=1)
+
+
 @pytest.fixture
 def ros_procs(tmp_path, compiled_kernels):
     """Start ROS console scripts as subprocesses; all are stopped at teardown.

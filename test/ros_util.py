@@ -162,6 +162,19 @@ def write_params_file(path, params: dict, node_name: str = "/**") -> str:
 
 
 # ----------------------------------------------------------------------------- node processes
+_STARTED: list = []   # every NodeProcess of this test process, for stop_leftovers()
+
+
+def stop_leftovers() -> list[str]:
+    """Stop every node process still running (one whose fixture never reached its teardown) and return
+    their names: conftest calls this after each test module."""
+    left = [p for p in _STARTED if p.alive()]
+    for p in left:
+        p.stop(timeout=8.0)
+    _STARTED[:] = [p for p in _STARTED if p.alive()]
+    return [repr(p) for p in left]
+
+
 class NodeProcess:
     """A console-script subprocess in its own process group, with a log file."""
 
@@ -180,6 +193,7 @@ class NodeProcess:
             start_new_session=True,  # own process group: killpg reaches every child
         )
         self.pid = self.proc.pid
+        _STARTED.append(self)
 
     @property
     def returncode(self):

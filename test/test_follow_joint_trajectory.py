@@ -32,15 +32,22 @@ class Rig:
     """The processes, the in-test node, its ActionClient and recordings."""
 
     def __init__(self, workdir):
+        self.FJT = ros_util.load_interfaces()
+        self.procs = ros_util.ProcessLauncher(workdir)
+        self.tn = ros_util.TestNode("rne_test_fjt")
+        try:
+            self._start()
+        except BaseException:
+            self.close()   # a rig that does not come up must not leave its nodes running into later tests
+            raise
+
+    def _start(self):
         from rclpy.action import ActionClient
         from rosgraph_msgs.msg import Clock
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray
         from trajectory_msgs.msg import JointTrajectory
 
-        self.FJT = ros_util.load_interfaces()
-        self.procs = ros_util.ProcessLauncher(workdir)
-        self.tn = ros_util.TestNode("rne_test_fjt")
         self.states = self.tn.collect(JointState, "/joint_states", qos=20000, keep=20000)
         self.clock = self.tn.collect(Clock, "/clock", qos=100, keep=10)
         self.ctl_state = self.tn.collect(Float64MultiArray, "/rne_controller/controller_state", qos=1000, keep=5000)
