@@ -61,7 +61,8 @@ class Rig:
         self.client = ActionClient(self.tn.node, self.FJT, ACTION)
         ok = self.tn.wait_for(lambda: self.client.server_is_ready() and len(self.states) > 50, WALL,
                               procs=[self.sim, self.ctl])
-        assert ok, "the action server did not come up\n" + self.procs.logs()
+        assert ok, ("the action server did not come up; DDS participants of the domain: "
+                    f"{ros_util.domain_participants()}\n{self.procs.logs()}")
 
     def close(self):
         self.procs.stop_all()
