@@ -77,6 +77,11 @@ def test_loop_workspace_layout_matches_the_kernels(fourbar, pallet):
     for m in (fourbar, pallet, rc.load_urdf(PALLET_URDF)):
         LK = m.loops.LK
         assert offsets(LK)[-1] + m.nb + 2 == LK.shape[0]   # the dyn copy (nb + 2 rows) ends the array
+    # the cut-type codes, written in both layers (the kernel cache only sees the kernels' own files)
+    from rne_control.dynamics import loop_closure as kernel
+    from rne_control.model import loops
+    for name in ("REVOLUTE_CUT", "PRISMATIC_CUT", "SPHERICAL_CUT", "PLANAR_CUT"):
+        assert getattr(kernel, name) == getattr(loops, name), name
 
 
 # ----------------------------------------------------------------------------- closure and G
