@@ -470,13 +470,27 @@ def test_bad_cut_joint_entries(edit, message):
 
 
 def test_mimic_with_a_missing_leader():
+    """A <mimic> whose leader is not in the document is warned about and its joint treated as an independent
+    one (as MoveIt does); a kept mimic joint needs its leader; a mimic joint follows its leader, kept or
+    locked."""
     bad = GRIPPER.replace('mimic joint="left_finger"', 'mimic joint="thumb"')
-    with pytest.raises(rc.ModelError, match="mimic joint 'right_finger'.*leader 'thumb'"):
-        rc.load_urdf(bad)
-    with pytest.raises(rc.ModelError, match="mimic joint 'right_finger' is controlled but its leader 'left_finger'"):
+    with pytest.warns(UserWarning, match="mimic joint 'right_finger': its leader 'thumb' is not a movable joint"):
+        m = rc.load_urdf(bad)
+    assert not m.is_closed_loop and m.joint_names == ("wrist_pitch", "left_finger", "right_finger")
+    with pytest.raises(rc.ModelError, match="mimic joint 'right_finger' is kept but its leader 'left_finger'"):
         rc.load_urdf(GRIPPER, joints=["wrist_pitch", "right_finger"])
-    locked = rc.load_urdf(GRIPPER, joints=["wrist_pitch", "left_finger"])   # a locked mimic joint is dropped
-    assert not locked.is_closed_loop and locked.joint_names == ("wrist_pitch", "left_finger")
+    kept = rc.load_urdf(GRIPPER, joints=["wrist_pitch", "left_finger"])   # its leader kept: kept, passive
+    assert kept.joint_names == ("wrist_pitch", "left_finger", "right_finger")
+    assert kept.passive_joint_names == ("right_finger",)
+    locked = rc.load_urdf(GRIPPER, joints=["wrist_pitch"], locked={"left_finger": 0.02})   # leader locked
+    tree = rc.load_urdf(GRIPPER.replace('<mimic joint="left_finger" multiplier="-0.8" offset="-0.005"/>', ""))
+    q = np.array([0.3, 0.02, -0.8 * 0.02 - 0.005])
+    np.testing.assert_allclose(rc.gravity_torques(locked, q[:1]), rc.gravity_torques(tree, q)[:1], rtol=1e-13)
+    cycle = GRIPPER.replace('<limit lower="0" upper="0.04" effort="50" velocity="0.1"/></joint>',
+                            '<limit lower="0" upper="0.04" effort="50" velocity="0.1"/>'
+                            '<mimic joint="right_finger"/></joint>')
+    with pytest.raises(rc.ModelError, match="follow each other in a cycle"):
+        rc.load_urdf(cycle)
 
 
 def test_bad_call_arguments(fourbar):

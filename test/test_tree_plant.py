@@ -38,11 +38,17 @@ def test_make_plant_picks_each_kind_and_checks_joints():
         assert type(plant) is cls, name
         assert plant.state_names[:plant.n] == plant.joint_names
         assert set(plant.joint_names) <= set(plant.required_names) <= set(plant.state_names)
-    with pytest.raises(ValueError, match="joints \\['joint2'\\].*controls exactly its actuated joints"):
-        make_plant(_load("palletizer.yaml"), joints=["joint2"])
+    # any subset of the actuated joints, in any order, for every kind; what the mechanics forbids is refused
+    for name, joints in (("palletizer.yaml", ["joint3", "joint1"]), ("gough_stewart.yaml", ["leg4", "leg2"]),
+                         ("arm7_sea.yaml", ["arm7_joint6", "arm7_joint2"])):
+        assert make_plant(_load(name), joints=joints).joint_names == tuple(joints), name
+    with pytest.raises(ValueError, match=r"joints \['elbow'\] are passive joints.*no actuator"):
+        make_plant(_load("palletizer.yaml"), joints=["joint1", "elbow"])
+    with pytest.raises(ValueError, match=r"joints \[.arm7_joint2_deflection.\] of model .arm7_sea. are elastic"):
+        make_plant(_load("arm7_sea.yaml"), joints=["arm7_joint1", "arm7_joint2_deflection"])
     with pytest.raises(ValueError, match="'nope'"):
         make_plant(_load("puma560.yaml"), joints=["joint1", "nope"])
-    with pytest.raises(ValueError, match="locked joints"):
+    with pytest.raises(ValueError, match=r"locked joints \['joint2'\] are not uncontrolled active joints"):
         make_plant(_load("fourbar.yaml"), locked={"joint2": 0.1})
 
 

@@ -22,28 +22,32 @@ from ..dynamics.parallel_kinematics import NL
 from ..dynamics.rnea import NO_FEXT, rnea
 from ..dynamics.spatial import split
 from ._kernels import ct_accel, lengths_are, loop_guess, passive_gap
-
-REJECTED = 1  # status: an input of another length; the composed path names it
+from .tree_state import (NC, NR, QC, QDC, QDDC, QDDR, QDR, QR, REJECTED, TAUR, complete, gather_controlled,
+                         scatter_controlled)
 
 
 @njit(cache=True)  # holds the GIL, as the library's entry points do: it works in the model's workspace
-def tree_computed_torque(K, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, q_model, qd_model, qdd, tau):
-    """A tree on a fixed base whose controlled joints are all its joints, in model order (n): the state
-    q_model, qd_model = q, qd (rad, m, /s); qdd = ct_accel(...); tau (N m, N) = the RNE at (q, qd, qdd)
-    with ``flags`` (friction). Returns 0; -1 - i (joint i's position or velocity not finite, nothing
-    written); REJECTED (an input of another length, nothing written); or the RNE's status."""
-    n = q_model.shape[0]
-    if not lengths_are(n, (q, qd, q_d, qd_d, qdd_d, kp, kd, qd_model, qdd, tau)):
+def tree_computed_torque(K, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, plan, work, tau):
+    """A tree on a fixed base (tree_state.py): the state q, qd (``state_names`` order) completed into
+    ``work``; the controlled accelerations ct_accel(...) and zero at the other joints of the dynamics model
+    K; tau (N m, N) = the controlled joints' torques of the RNE there, with ``flags`` (friction). Returns 0;
+    -1 - i (controlled joint i's position or velocity not finite, nothing written); REJECTED (an input of
+    another length, nothing written); or the RNE's status."""
+    nc, nr = plan[NC], plan[NR]
+    if not lengths_are(nc, (q_d, qd_d, qdd_d, kp, kd, tau)):
         return REJECTED
-    for i in range(n):
-        if not (math.isfinite(q[i]) and math.isfinite(qd[i])):
-            return -1 - i
-    for i in range(n):
-        q_model[i] = q[i]
-        qd_model[i] = qd[i]
-    ct_accel(qdd_d, qd_d, qd_model, q_d, q_model, kp, kd, scale, qdd)
+    st = complete(q, qd, plan, work)
+    if st != 0:
+        return st
+    qdd_c = work[QDDC][:nc]
+    ct_accel(qdd_d, qd_d, work[QDC][:nc], q_d, work[QC][:nc], kp, kd, scale, qdd_c)
+    scatter_controlled(qdd_c, plan, work)
     tree, dyn, ws, _ = split(unmanaged(K))
-    return rnea(tree, dyn, q_model, qd_model, qdd, NO_FEXT, flags, tau, ws)
+    st = rnea(tree, dyn, work[QR][:nr], work[QDR][:nr], work[QDDR][:nr], NO_FEXT, flags, work[TAUR][:nr], ws)
+    if st != 0:
+        return st
+    gather_controlled(plan, work, tau)
+    return 0
 
 
 @njit(cache=True)
@@ -94,7 +98,7 @@ def closed_loop_computed_torque(K, LK, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, f
 
 def _signatures():
     f1, f2, F, I = nb.float64[::1], nb.float64[:, ::1], nb.float64, nb.int64
-    return {tree_computed_torque: (f2, f1, f1, f1, f1, f1, f1, f1, F, I, f1, f1, f1, f1),
+    return {tree_computed_torque: (f2, f1, f1, f1, f1, f1, f1, f1, F, I, nb.int64[::1], f2, f1),
             closed_loop_computed_torque: (f2, f2, f1, f1, f1, f1, f1, f1, f1, F, I, nb.int64[::1], nb.boolean[::1], F,
                                           f1, f1, f1, f1, f1),
             parallel_computed_torque: (f2, nb.float64[:, :, ::1], f1, f1, f1, f1, f1, f1, f1, F, I, f2, f2, f2, f2,

@@ -7,12 +7,17 @@ nodes talk only to this interface, so they never branch on the kind of model.
 Coordinates
 -----------
 - ``joint_names`` (N): the *controlled coordinates*: the actuated joints whose torques/forces the law
-  returns and the node publishes (active joints of a closed loop, rigid joints of an elastic robot, the
-  six legs of a Gough-Stewart platform, all movable joints of a tree).
+  returns and the node publishes: any subset of the model's actuated joints (active joints of a closed
+  loop, rigid joints of an elastic robot, legs of a Gough-Stewart platform, movable joints of a tree), by
+  default all of them. The rest of the mechanism is *uncontrolled*: its actuated joints take their
+  measured position and velocity, else their locked position at rest (``lockable_names``), zero
+  acceleration and no command; its mimic joints follow their leaders and its loops close from their own
+  active joints.
 - ``state_names``: every joint the plant reads from ``/joint_states``, in a fixed order. The first N are
   ``joint_names``; ``required_names`` (a superset of ``joint_names``) must be measured and fresh (e.g.
-  elastic joints, measured by link-side encoders); the others are optional (passive joints of a loop,
-  which warm-start the loop solve and are checked against it; uncontrolled tree joints).
+  elastic joints, measured by link-side encoders); the others are optional (uncontrolled joints; passive
+  joints of a loop, which warm-start the loop solve and are checked against it, or ignored and counted,
+  ``ignored_passive``, where only uncontrolled joints drive their loop).
 
 State
 -----
@@ -54,6 +59,9 @@ def first_missing(q, qd, n):
     """Index of the first of the first ``n`` joints whose position or velocity (float64 arrays) is not
     finite, or -1."""
     return K.first_nonfinite(q, qd, n)
+
+
+DEFAULT_LOOP_TOLERANCE = 0.01   # rad or m: how far a published passive joint may be from its closed value
 
 
 class StateError(ValueError):
@@ -185,7 +193,8 @@ class Plant:
         raise NotImplementedError
 
     # ------------------------------------------------------------ simulation (rne_sim)
-    # ``sim_names``: the coordinates rne_sim integrates (joint_names, plus e.g. the elastic joints).
+    # ``sim_names``: the coordinates rne_sim integrates (joint_names, plus e.g. the elastic joints); the
+    # uncontrolled joints are held at their locked positions (``held_joint_states``).
     sim_names: tuple = ()
     sim_friction: bool = True        # whether sim_acceleration includes the model's joint friction
     sim_floating_base: bool = False  # a tree on a floating base: the simulation integrates the base too
@@ -225,6 +234,17 @@ class Plant:
         """(names, positions, velocities) of every joint a driver would publish, from the simulated
         state (e.g. the passive joints of a loop, solved for)."""
         raise NotImplementedError
+
+    def held_joint_states(self):
+        """(names, positions) of the uncontrolled joints at their locked positions, which a simulation
+        holds still (mimic and passive joints closed from them)."""
+        return (), np.zeros(0)
+
+    @property
+    def ignored_passive(self) -> dict:
+        """{passive joint: how many published positions off its closed value were ignored}: only where no
+        controlled joint drives its loop (elsewhere such a state is rejected)."""
+        return {}
 
     def extra_state(self) -> dict:
         """Named arrays beyond the controlled coordinates for ``~/controller_state`` (e.g. elastic

@@ -127,6 +127,51 @@ def _is_planar(ctype, bi, A, bj, B, on_loop, topo, poses):
     return abs(z @ (p_B - p_k)) <= PLANAR_TOL
 
 
+def mimic_roots(mimic):
+    """{follower: (root, multiplier, offset)} from {follower: (leader, multiplier, offset)}: each follower
+    tied directly to the first joint up its chain of leaders that follows none, q_f = multiplier q_root +
+    offset (the chain's rules composed). Leaders outside ``mimic`` are roots."""
+    out = {}
+    for f in mimic:
+        leader, mult, off = mimic[f]
+        seen = {f}
+        while leader in mimic and leader not in seen:
+            seen.add(leader)
+            m2, o2 = mimic[leader][1], mimic[leader][2]
+            leader, mult, off = mimic[leader][0], mult * m2, mult * o2 + off
+        out[f] = (leader, mult, off)
+    return out
+
+
+def loop_groups(model):
+    """The loops of ``model`` as independent mechanisms: loops (cut loops and mimic couplings) that share a
+    passive joint form one group, whose passive joints then depend on its active joints alone. A list of
+    (active, passive) joint-index tuples (``joint_names`` indices), one per group."""
+    loops, index = model.loops, model.index
+    members = [{index[j] for j in lj} for lj in loops.loop_joints]
+    members += [{int(f), int(leader)} for f, leader, _, _ in loops.mimic]
+    passive = {int(k) for k in loops.passive}
+    group = list(range(len(members)))
+
+    def find(i):
+        while group[i] != i:
+            group[i] = group[group[i]]
+            i = group[i]
+        return i
+
+    owner = {}
+    for i, mem in enumerate(members):
+        for k in mem & passive:
+            if k in owner:
+                group[find(i)] = find(owner[k])
+            else:
+                owner[k] = i
+    joined = {}
+    for i, mem in enumerate(members):
+        joined.setdefault(find(i), set()).update(mem)
+    return [(tuple(sorted(m - passive)), tuple(sorted(m & passive))) for m in joined.values()]
+
+
 def build_loops(model_name, joint_names, position_limits, frames, topo, actuated=None, cut_joints=(),
                 mimic=None, kin=None):
     """Check and pack the loop description (see :class:`Loops`).

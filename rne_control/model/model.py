@@ -34,9 +34,9 @@ import numpy as np
 
 from .elastic import ELASTIC, RIGID, elastic_columns
 from .errors import ModelError
-from .loops import build_loops
-from .spatial import (align_z, body_params, check_inertia, inertia_matrix, inverse, transform,
-                      transform_params)
+from .loops import build_loops, mimic_roots
+from .spatial import (align_z, body_params, check_inertia, clip_negligible_inertia, inertia_matrix, inverse,
+                      transform, transform_params)
 
 REVOLUTE, PRISMATIC = 0, 1
 KW = 162  # kernel-array width; rne_control.dynamics.spatial.KW
@@ -142,6 +142,38 @@ class Model:
         new._K = new._kernel_array(new._params, self.gravity)
         new._lock = threading.Lock()
         return new
+
+    def restricted(self, joints):
+        """The model of the bodies of ``joints`` alone, with this model's current inertial parameters
+        (payload included) and gravity: the other bodies are dropped, every kept joint stays movable.
+
+        ``joints`` must hold, with each joint, every joint between it and the base. On a fixed base the
+        torque of a joint depends only on the joints between it and the base and on its subtree, so a
+        restricted model that keeps those gives that torque exactly, whatever the dropped joints do. Joint
+        order: this model's. Raises ModelError naming a joint whose parent joint is missing."""
+        keep = {self.joint_index(j) for j in joints}
+        topo = self._tree[:, 15:18]                          # parent, joint type, joint index per body
+        bodies = [i for i in range(self.nb) if int(topo[i, 2]) in keep]
+        new_body = {b: r for r, b in enumerate(bodies)}
+        names = [j for k, j in enumerate(self.joint_names) if k in keep]
+        new_joint = {self.index[j]: r for r, j in enumerate(names)}
+        rows = []
+        for b in bodies:
+            parent = int(topo[b, 0])
+            if parent >= 0 and parent not in new_body:
+                raise ModelError(f"restricted model of '{self.name}': joint "
+                                 f"'{self.joint_names[int(topo[b, 2])]}' is kept but the joint before it, "
+                                 f"'{self.joint_names[int(topo[parent, 2])]}', is not")
+            rows.append((new_body.get(parent, -1), topo[b, 1], new_joint[int(topo[b, 2])]))
+        frames = {k: (new_body.get(b, -1), T) for k, (b, T) in self.link_frames.items() if b < 0 or b in new_body}
+        dyn = self.dyn
+        old = [self.index[j] for j in names]
+        model = Model(self.name, names, list(frames), rows, self._tree[bodies, 0:15],
+                      np.vstack([dyn[bodies], dyn[self.nb:self.nb + 1]]), frames, self.gravity,
+                      self.effort_limits[old], self.velocity_limits[old], self.floating_base, self.base_link,
+                      self.position_limits[old])
+        model.link_params = {k: v for k, v in self.link_params.items() if k in frames}
+        return model
 
     def _kernel_array(self, params, gravity):
         nb = self._tree.shape[0]
@@ -289,8 +321,10 @@ def build_model(name, links, joints=None, locked=None, gravity=None, floating_ba
                 elastic=None, actuated=None, cut_joints=(), mimic=None):
     """Fold and pack a list of :class:`Link` (parents listed before children, root first) into a Model.
 
-    ``joints`` selects and orders the controlled joints (default: movable joints in list order); every
-    other movable joint is locked at ``locked.get(name, 0.0)`` and folded like a fixed joint.
+    ``joints`` selects and orders the kept joints (default: movable joints in list order); every other
+    movable joint is locked at ``locked.get(name, 0.0)`` and folded like a fixed joint. A mimic joint
+    follows its leader: it is kept (after ``joints``) where its leader is kept, and locked at its rule's
+    value of the leader's locked position where the leader is locked, unless ``locked`` names it.
     ``default_order`` is the joint order when ``joints`` is None (URDF: document order).
     ``elastic`` {joint: {stiffness, rest_position, damping}} and ``actuated`` {joint: bool}: lumped
     elasticity and passive joints, see elastic.py.
@@ -313,6 +347,15 @@ def build_model(name, links, joints=None, locked=None, gravity=None, floating_ba
     for j in locked:
         if j not in movable:
             raise ModelError(f"unknown joint '{j}' in 'locked'")
+    # a mimic joint follows its leader: kept (passive) where its leader is, folded at the leader's locked
+    # value through its rule where the leader is locked (unless 'locked' names it)
+    roots = mimic_roots(mimic or {})
+    for f in [j for j in (default_order or movable) if j in roots and j in movable]:
+        root, mult, off = roots[f]
+        if f not in joints and root in joints:
+            joints.append(f)
+        elif f not in joints and root in movable and f not in locked:
+            locked[f] = mult * float(locked.get(root, 0.0)) + off
     qindex = {j: i for i, j in enumerate(joints)}
 
     frames = {}          # link name -> (body, T_link_in_body)
@@ -367,9 +410,10 @@ def build_model(name, links, joints=None, locked=None, gravity=None, floating_ba
         frames[lk.name] = (body, T)
         if lk.inertial is not None:
             mass, com, I_com = lk.inertial
-            msg = check_inertia(float(mass), I_com, f"link '{lk.name}'")
-            if msg:
-                warnings.warn(msg, stacklevel=3)
+            I_com, note = clip_negligible_inertia(I_com, f"link '{lk.name}'")
+            for msg in (note, check_inertia(float(mass), I_com, f"link '{lk.name}'")):
+                if msg:
+                    warnings.warn(msg, stacklevel=3)
             link_params[lk.name] = body_params(float(mass), com, I_com)
             p = transform_params(link_params[lk.name], T)
             if body < 0:
@@ -383,12 +427,12 @@ def build_model(name, links, joints=None, locked=None, gravity=None, floating_ba
         raise ModelError(f"gravity must be 3 finite numbers, got {g.tolist()}")
     root = links[0].name
     cols = elastic_columns(name, joints, movable, elastic, actuated)
-    # a locked mimic joint is folded at its locked value like any locked joint: its coupling is dropped
+    # a folded mimic joint is a fixed one: its coupling is dropped
     mimic = {f: c for f, c in (mimic or {}).items() if f in qindex}
     for f, (leader, _, _) in mimic.items():
         if leader in movable and leader not in qindex:
-            raise ModelError(f"mimic joint '{f}' is controlled but its leader '{leader}' is locked: control both "
-                             "or lock both")
+            raise ModelError(f"mimic joint '{f}' is kept but its leader '{leader}' is locked (it follows its "
+                             "leader): keep both or lock both")
     # a model with cut joints or mimic couplings is a closed-loop one: its passive joints (actuated: false,
     # mimic) are the loops'; without them, actuated: false makes a free passive joint (elastic.py)
     loops = (build_loops(name, joints, plims, frames, topo, actuated, cut_joints, mimic, kin)

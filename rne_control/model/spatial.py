@@ -89,6 +89,28 @@ def check_inertia(mass, I_com, where):
     return None
 
 
+# Published descriptions carry placeholder inertias of tiny parts (an antenna of 1 mg) that are not positive
+# semidefinite by amounts far below anything a dynamics computation resolves: these are projected onto the
+# nearest positive-semidefinite matrix, with a warning, instead of refusing the whole robot.
+NEGLIGIBLE_INERTIA = 1e-6  # kg m^2: 1 kg at 1 mm
+
+
+def clip_negligible_inertia(I_com, where):
+    """``(I_com, None)``, or for an inertia whose negative eigenvalues are all within NEGLIGIBLE_INERTIA of
+    zero, its nearest positive-semidefinite matrix (negative eigenvalues set to 0) and a warning text. A
+    larger negative eigenvalue is left for :func:`check_inertia` to refuse."""
+    if not np.all(np.isfinite(I_com)):
+        return I_com, None
+    S = 0.5 * (I_com + I_com.T)
+    eig, V = np.linalg.eigh(S)
+    tol = 1e-12 * max(1.0, float(np.max(np.abs(eig))))
+    if eig[0] >= -tol or eig[0] < -NEGLIGIBLE_INERTIA:
+        return I_com, None
+    fixed = V @ np.diag(np.maximum(eig, 0.0)) @ V.T
+    return fixed, (f"{where}: inertia has a negative eigenvalue {eig[0]:.3g} kg m^2 (not positive semidefinite, "
+                   f"but below {NEGLIGIBLE_INERTIA:g}): set to the nearest positive-semidefinite inertia")
+
+
 def body_params(mass, com, I_com):
     """10-vector of inertial parameters about the frame origin from mass, COM and COM inertia."""
     c = np.asarray(com, float)

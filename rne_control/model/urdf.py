@@ -1,7 +1,8 @@
 """URDF loading through urdf_parser_py (ROS's own parser, PyPI ``urdfdom-py``)."""
-import os
 import contextlib
 import io
+import os
+import warnings
 
 import numpy as np
 
@@ -18,6 +19,37 @@ def _pose(origin):
     return transform(rpy_matrix(rpy), xyz)
 
 
+# What the dynamics read of a URDF: the robot, its links' <inertial> and its joints' kinematics, limits,
+# dynamics and mimic. Everything else (<visual>, <collision>, <material>, <transmission> in its PR2-era and
+# current forms, <gazebo>, <ros2_control>, <sensor>, ...) is dropped before urdf_parser_py sees it: some of it
+# is valid for ROS's C++ parser but not for urdf_parser_py (an old-style transmission, a texture without a
+# file), and none of it matters here.
+_LINK_KEEP = ("inertial",)
+_JOINT_KEEP = ("origin", "parent", "child", "axis", "limit", "dynamics", "mimic")
+
+
+def _dynamics_xml(text):
+    """The URDF document ``text`` (bytes) reduced to the elements the dynamics read, as bytes."""
+    import xml.etree.ElementTree as ET
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise ModelError(f"cannot parse URDF: not well-formed XML ({exc})") from None
+    if root.tag != "robot":
+        raise ModelError(f"cannot parse URDF: the root element is <{root.tag}>, not <robot>")
+    if not root.get("name"):
+        raise ModelError("cannot parse URDF: the <robot> element has no 'name' attribute")
+    for child in list(root):
+        keep = {"link": _LINK_KEEP, "joint": _JOINT_KEEP}.get(child.tag)
+        if keep is None:
+            root.remove(child)
+            continue
+        for sub in list(child):
+            if sub.tag not in keep:
+                child.remove(sub)
+    return ET.tostring(root)
+
+
 def _parse(source):
     from urdf_parser_py.urdf import URDF
     text = source
@@ -26,15 +58,43 @@ def _parse(source):
         if not os.path.isfile(path):
             raise ModelError(f"URDF file not found: '{path}'")
         with open(path, "rb") as fh:
-            text = fh.read().decode("utf-8")
-    # urdf_parser_py prints unknown-tag notes (gazebo, transmission, ...) on stderr: keep them quiet.
+            text = fh.read()
+    text = _dynamics_xml(text.encode("utf-8") if isinstance(text, str) else text)
+    # urdf_parser_py prints notes on unknown tags (calibration, safety_controller) on stderr: keep them quiet.
     err = io.StringIO()
     try:
         with contextlib.redirect_stderr(err):
-            robot = URDF.from_xml_string(text.encode("utf-8") if isinstance(text, str) else text)
-    except Exception as exc:  # the parser raises assorted types on malformed XML
+            robot = URDF.from_xml_string(text)
+    except Exception as exc:  # the parser raises assorted types on malformed elements
         raise ModelError(f"cannot parse URDF: {exc}") from exc
     return robot
+
+
+def _mimic_couplings(robot):
+    """{follower: (leader, multiplier, offset)} of the URDF's movable ``<mimic>`` joints. A ``<mimic>`` on a
+    fixed joint means nothing and is ignored; one whose leader is not a movable joint of the document (some
+    published descriptions carry such joints) is warned about and its joint treated as an independent joint,
+    as MoveIt does. A cycle of mimic joints is a ModelError."""
+    movable = {j.name for j in robot.joints if j.type != "fixed"}
+    mimic = {}
+    for j in robot.joints:
+        if j.mimic is None or j.type == "fixed":
+            continue
+        if j.mimic.joint not in movable:
+            warnings.warn(f"mimic joint '{j.name}': its leader '{j.mimic.joint}' is not a movable joint of the URDF; "
+                          f"'{j.name}' is treated as an independent joint", stacklevel=3)
+            continue
+        mult = 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier)
+        off = 0.0 if j.mimic.offset is None else float(j.mimic.offset)
+        mimic[j.name] = (j.mimic.joint, mult, off)
+    for f in mimic:
+        seen, j = [f], mimic[f][0]
+        while j in mimic:
+            if j in seen:
+                raise ModelError(f"mimic joints {seen} follow each other in a cycle: none of them has a leader")
+            seen.append(j)
+            j = mimic[j][0]
+    return mimic
 
 
 def load_urdf(source, joints=None, locked=None, friction=True, gravity=None, floating_base=False, elastic=None,
@@ -51,7 +111,13 @@ def load_urdf(source, joints=None, locked=None, friction=True, gravity=None, flo
     (Khalil §6; N m/rad, rad, N m s/rad or N/m, m, N s/m; see :mod:`rne_control.model.elastic`). A
     ``<mimic joint multiplier offset>`` joint becomes a passive joint tied to its leader, q = multiplier
     q_leader + offset (``model.passive_joint_names``; the closed-loop functions treat it as a loop with
-    constant G).
+    constant G); with ``joints``, it is kept where its leader is and locked at the rule's value where its
+    leader is locked. A ``<mimic>`` whose leader is not a movable joint of the document is warned about and
+    its joint treated as an independent one, as MoveIt does.
+
+    Only what the dynamics read is parsed: ``<visual>``, ``<collision>``, ``<material>``, ``<transmission>``
+    (both forms), ``<gazebo>``, ``<ros2_control>`` and any other element are ignored, so the output of xacro
+    that ``robot_state_publisher`` publishes loads as it is. A link without ``<inertial>`` has no mass.
     """
     robot = _parse(source)
     by_child, children = {}, {}
@@ -117,16 +183,7 @@ def load_urdf(source, joints=None, locked=None, friction=True, gravity=None, flo
         for j in reversed(children.get(name, [])):
             stack.append((j.child, j))
     order = [j.name for j in robot.joints if j.type != "fixed"]
-    mimic = {}
-    movable = {j.name for j in robot.joints if j.type != "fixed"}
-    for j in robot.joints:
-        if j.mimic is not None and j.type != "fixed":
-            if j.mimic.joint not in movable:
-                raise ModelError(f"mimic joint '{j.name}': its leader '{j.mimic.joint}' is not a movable joint of "
-                                 f"the URDF")
-            mult = 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier)
-            off = 0.0 if j.mimic.offset is None else float(j.mimic.offset)
-            mimic[j.name] = (j.mimic.joint, mult, off)
+    mimic = _mimic_couplings(robot)
     if elastic is not None and not isinstance(elastic, dict):
         raise ModelError("'elastic' must map joint names to {stiffness, rest_position, damping}")
     for j in joint_dynamics or {}:

@@ -1,5 +1,7 @@
 """The :class:`~rne_control.control.plant.Plant` of each kind of model, and :func:`make_plant`, which picks it."""
-from .closed_loop import DEFAULT_LOOP_TOLERANCE, ClosedLoopPlant
+from ...model.loops import loop_groups
+from ..plant import DEFAULT_LOOP_TOLERANCE
+from .closed_loop import ClosedLoopPlant
 from .elastic import ElasticPlant
 from .parallel import ParallelPlant
 from .tree import TreePlant
@@ -9,25 +11,33 @@ def make_plant(model, joints=None, locked=None, loop_tolerance=DEFAULT_LOOP_TOLE
     """The Plant of ``model``: a parallel platform, a closed-loop robot, a tree with elastic or free passive
     joints, or a plain tree (fixed or floating base).
 
-    ``joints``: the controlled coordinates in output order. A tree accepts any subset of its movable
-    joints (the others take their ``locked`` value until measured); the other kinds control exactly their
-    actuated joints, so ``joints`` may only list those, in any order the plant accepts (its own).
-    Raises ValueError naming the offending joints.
+    ``joints``: the controlled coordinates in output order, any subset of the model's actuated joints (the
+    active joints of a closed loop, the rigid joints of an elastic robot, the legs of a platform); default:
+    all of them, in the model's order. The rest of the mechanism is uncontrolled: an uncontrolled actuated
+    joint takes its measured position and velocity, else its ``locked`` position (rad or m) at rest, and
+    zero acceleration, and gets no command; a mimic joint follows its leader; a loop closes from its active
+    joints. ``loop_tolerance`` (rad or m): how far a published passive joint may be from its closed value
+    (farther: a loop with a controlled joint rejects the state, an uncontrolled one ignores the value).
+
+    A closed-loop model whose loops are all mimic couplings that no controlled joint drives (a gripper's
+    fingers beside a controlled arm) runs as a tree, its mimic joints completed from their leaders. Raises
+    ValueError naming the joints that cannot be controlled as asked, and why.
     """
     if getattr(model, "legs", None) is not None:
-        plant = ParallelPlant(model)
-    elif model.is_closed_loop:
-        plant = ClosedLoopPlant(model, loop_tolerance=loop_tolerance)
-    elif len(model.unactuated_joint_names) > 0:
-        plant = ElasticPlant(model)
-    else:
-        return TreePlant(model, joints, locked)
-    if locked:
-        raise ValueError("locked joints %s: only a tree robot has uncontrolled joints to lock" % sorted(locked))
-    if joints and tuple(joints) != tuple(plant.joint_names):
-        raise ValueError("joints %s: the %s model %r controls exactly its actuated joints %s, in that order"
-                         % (list(joints), plant.kind, model.name, list(plant.joint_names)))
-    return plant
+        return ParallelPlant(model, joints, locked)
+    if model.is_closed_loop:
+        if len(model.elastic_joint_names) > 0:
+            raise ValueError("model %r has both elastic joints %s and closed loops or mimic joints: that "
+                             "combination is not supported" % (model.name, list(model.elastic_joint_names)))
+        names = model.joint_names
+        controlled = {names.index(j) for j in (joints or model.active_joint_names) if j in names}
+        driven = any(set(active) & controlled for active, _ in loop_groups(model))
+        if len(model.loops.cut) == 0 and not driven:
+            return TreePlant(model, joints, locked, loop_tolerance)
+        return ClosedLoopPlant(model, joints, locked, loop_tolerance)
+    if len(model.unactuated_joint_names) > 0:
+        return ElasticPlant(model, joints, locked)
+    return TreePlant(model, joints, locked, loop_tolerance)
 
 
 __all__ = ["ClosedLoopPlant", "ElasticPlant", "ParallelPlant", "TreePlant", "make_plant", "DEFAULT_LOOP_TOLERANCE"]

@@ -1,16 +1,18 @@
-"""The Plant of a tree with lumped elasticity (Khalil 2010, §6): controlled coordinates are its rigid joints.
+"""The Plant of a tree with lumped elasticity (Khalil 2010, §6): controlled coordinates are rigid joints.
 
-The state read from ``/joint_states`` is every joint: the rigid (actuated) joints and the elastic and
-free passive ones, all required (an elastic joint's position and velocity come from e.g. a link-side
-encoder; a missing one makes the state invalid, :class:`StateError`). The torques are those of the rigid
-joints from one :func:`rne_control.elastic_inverse_dynamics` call with the commanded rigid accelerations;
-the elastic joints then accelerate as that call says, which :meth:`ElasticPlant.extra_state` reports
-with their deflections. The simulator integrates every joint with
-:func:`rne_control.elastic_forward_dynamics` (springs, dampers, friction).
+``joints`` is any subset of the rigid (actuated) joints (default: all, in the model's order). The state
+read from ``/joint_states`` is the controlled joints and the elastic and free passive ones, all required
+(an elastic joint's position and velocity come from e.g. a link-side encoder; a missing one makes the
+state invalid, :class:`StateError`), and the uncontrolled rigid joints (optional: measured, else held at
+their last, initially their ``locked`` position, at rest, with zero acceleration). The torques are those
+of the controlled joints from one :func:`rne_control.elastic_inverse_dynamics` call with the commanded
+accelerations; the elastic joints then accelerate as that call says, which
+:meth:`ElasticPlant.extra_state` reports with their deflections. The simulator integrates the controlled
+and the passive joints (springs, dampers, friction), the uncontrolled rigid ones held.
 """
 import numpy as np
 
-from ...dynamics.api import gravity_torques, mass_matrix
+from ...dynamics.api import gravity_torques, inverse_dynamics as tree_inverse_dynamics, mass_matrix
 from ...dynamics.elastic_api import (elastic_coriolis_torques, elastic_forward_dynamics,
                                      elastic_inverse_dynamics)
 from ..plant import Plant, StateError, first_missing, joint_friction, payload_links
@@ -21,36 +23,63 @@ class ElasticPlant(Plant):
 
     kind = "elastic"
 
-    def __init__(self, model):
+    def __init__(self, model, joints=None, locked=None):
+        rigid, names = model.rigid_joint_names, model.joint_names
+        joints = list(rigid) if not joints else list(joints)
+        bad = [j for j in joints if j not in names]
+        if bad:
+            raise ValueError(f"joints {bad} are not movable joints of model {model.name!r} (its rigid joints: "
+                             f"{list(rigid)})")
+        if len(set(joints)) != len(joints):
+            raise ValueError(f"joints lists a joint twice: {joints}")
+        bad = [j for j in joints if j not in rigid]
+        if bad:
+            raise ValueError(f"joints {bad} of model {model.name!r} are elastic or passive: they have no actuator of "
+                             f"their own (their springs and the rigid joints move them); control rigid joints "
+                             f"{list(rigid)}")
+        uncontrolled = [j for j in rigid if j not in joints]
+        locked = dict(locked or {})
+        bad = [j for j in locked if j not in uncontrolled]
+        if bad:
+            raise ValueError(f"locked joints {bad} are not uncontrolled rigid joints of model {model.name!r} "
+                             f"(uncontrolled: {uncontrolled})")
         self.model = model
         self.name = model.name
         self._r, self._u, self._e = (np.array(model.rigid_index), np.array(model.unactuated_index),
                                      np.array(model.elastic_index))
-        self.joint_names = model.rigid_joint_names
-        self.state_names = model.rigid_joint_names + model.unactuated_joint_names
-        self.required_names = self.state_names
-        self.sim_names = model.joint_names
-        self._order = np.concatenate([self._r, self._u]).astype(int)   # state_names -> joint_names
-        self.effort_limits = np.array(model.effort_limits[self._r])
-        self.velocity_limits = np.array(model.velocity_limits[self._r])
-        self.position_limits = np.array(model.position_limits[self._r])
+        self._pos_c = np.array([rigid.index(j) for j in joints], dtype=np.int64)   # among the rigid joints
+        self._pos_h = np.array([rigid.index(j) for j in uncontrolled], dtype=np.int64)
+        self._identity = tuple(joints) == tuple(rigid)
+        self.joint_names = tuple(joints)
+        self.state_names = tuple(joints) + tuple(uncontrolled) + model.unactuated_joint_names
+        self.required_names = tuple(joints) + model.unactuated_joint_names
+        self.sim_names = names if self._identity else tuple(joints) + model.unactuated_joint_names
+        # state_names -> joint_names
+        self._order = np.array([names.index(j) for j in self.state_names], dtype=int)
+        self._sim_order = np.array([names.index(j) for j in self.sim_names], dtype=int)
+        c = self._r[self._pos_c]
+        self.effort_limits = np.array(model.effort_limits[c])
+        self.velocity_limits = np.array(model.velocity_limits[c])
+        self.position_limits = np.array(model.position_limits[c])
         self.link_names = payload_links(model)
-        Fs, Fv = joint_friction(model)
-        self._Fs, self._Fv = Fs[self._r], Fv[self._r]
+        self._Fs, self._Fv = joint_friction(model)
         self._gravity0 = np.array(model.gravity)
         self._q, self._qd = np.zeros(model.n), np.zeros(model.n)
         self._q[self._e] = model.elastic_rest_position
-        self.initial_state = self._q[self._order]      # rigid joints at zero, elastic ones at rest
+        for j, v in locked.items():
+            self._q[names.index(j)] = float(v)
+        self._held = np.array(self._q)                 # uncontrolled rigid joints at their locked positions
+        self.initial_state = self._q[self._order]      # rigid joints at zero (or locked), elastic ones at rest
         self._qdd_u = np.zeros(len(self._u))     # passive accelerations of the last torque computed
         self._zero_r, self._zero = np.zeros(len(self._r)), np.zeros(model.n)
 
     def complete_sim_positions(self, q_ctrl):
-        """Every joint from the rigid ones: each elastic joint at its static deflection under gravity with
-        the rigid joints held, -K (q_e - q0) = g_e(q) (a fixed-point iteration; free passive joints at 0)."""
+        """The simulated joints (``sim_names``) from the controlled ones: the uncontrolled rigid joints at their
+        locked positions, each elastic joint at its static deflection under gravity with the rigid joints held,
+        -K (q_e - q0) = g_e(q) (a fixed-point iteration; free passive joints at 0)."""
         m = self.model
-        q = np.zeros(m.n)
-        q[self._r] = q_ctrl
-        q[self._e] = m.elastic_rest_position
+        q = np.array(self._held)
+        q[self._r[self._pos_c]] = q_ctrl
         K = np.asarray(m.elastic_stiffness, float)
         soft = K > 0
         for _ in range(50):
@@ -60,29 +89,37 @@ class ElasticPlant(Plant):
             q[self._e] = new
             if done:
                 break
-        return q
+        return q[self._sim_order]
 
     # ------------------------------------------------------------ state
     def set_state(self, q, qd):
         q, qd = np.asarray(q, float), np.asarray(qd, float)
-        ns = len(self.state_names)
+        ns, nc = len(self.state_names), self.n
         if q.shape != (ns,) or qd.shape != (ns,):
             raise StateError(f"state must have {ns} positions and velocities ({list(self.state_names)}), "
                              f"got {q.shape} and {qd.shape}")
-        i = first_missing(q, qd, ns)
+        nh = len(self._pos_h)
+        required = np.r_[0:nc, nc + nh:ns]
+        i = first_missing(q[required], qd[required], len(required))
         if i >= 0:
-            kind = "rigid" if i < len(self._r) else "elastic or passive"
-            raise StateError(f"{kind} joint '{self.state_names[i]}' is missing from the joint state or not finite "
+            j = required[i]
+            kind = "rigid" if j < nc else "elastic or passive"
+            raise StateError(f"{kind} joint '{self.state_names[j]}' is missing from the joint state or not finite "
                              "(position and velocity are required)")
+        if nh:   # an uncontrolled rigid joint not measured holds its last position and velocity
+            h = self._order[nc:nc + nh]
+            q, qd = q.copy(), qd.copy()
+            q[nc:nc + nh] = np.where(np.isfinite(q[nc:nc + nh]), q[nc:nc + nh], self._q[h])
+            qd[nc:nc + nh] = np.where(np.isfinite(qd[nc:nc + nh]), qd[nc:nc + nh], self._qd[h])
         self._q[self._order], self._qd[self._order] = q, qd
 
     @property
     def q(self):
-        return self._q[self._r]
+        return self._q[self._r[self._pos_c]]
 
     @property
     def qd(self):
-        return self._qd[self._r]
+        return self._qd[self._r[self._pos_c]]
 
     @property
     def q_all(self):
@@ -90,9 +127,18 @@ class ElasticPlant(Plant):
         return self._q
 
     # ------------------------------------------------------------ dynamics at the state last set
+    def _rigid(self, qdd):
+        """Every rigid joint's acceleration: ``qdd`` at the controlled ones, zero at the others."""
+        if self._identity:
+            return qdd
+        out = np.zeros(len(self._r))
+        out[self._pos_c] = qdd
+        return out
+
     def inverse_dynamics(self, qdd, friction, out):
-        tau, self._qdd_u[:] = elastic_inverse_dynamics(self.model, self._q, self._qd, qdd, friction=friction)
-        out[:] = tau
+        tau, self._qdd_u[:] = elastic_inverse_dynamics(self.model, self._q, self._qd, self._rigid(qdd),
+                                                       friction=friction)
+        out[:] = tau[self._pos_c]
         return out
 
     def gravity_torques(self, out):
@@ -100,36 +146,61 @@ class ElasticPlant(Plant):
         (:func:`rne_control.elastic_gravity_torques`)."""
         tau, self._qdd_u[:] = elastic_inverse_dynamics(self.model, self._q, self._zero, self._zero_r,
                                                        friction=False)
-        out[:] = tau
+        out[:] = tau[self._pos_c]
         return out
 
     def coriolis_torques(self, out):
         """Velocity terms, the elastic dampers' effect included (:func:`rne_control.elastic_coriolis_torques`)."""
-        out[:] = elastic_coriolis_torques(self.model, self._q, self._qd)
+        out[:] = elastic_coriolis_torques(self.model, self._q, self._qd)[self._pos_c]
         return out
 
     def friction_torques(self, out):
-        qd = self._qd[self._r]
-        out[:] = self._Fs * np.sign(qd) + self._Fv * qd
+        c = self._r[self._pos_c]
+        qd = self._qd[c]
+        out[:] = self._Fs[c] * np.sign(qd) + self._Fv[c] * qd
         return out
 
     def mass_matrix(self):
-        """A11 - A12 A22^-1 A12^T (eq. 68): the inertia the rigid joints feel with the passive ones free."""
+        """A_cc - A_cu A_uu^-1 A_uc (eq. 68, c the controlled and u the passive joints): the inertia the
+        controlled joints feel with the passive ones free and the uncontrolled rigid ones held."""
         A = mass_matrix(self.model, self._q)
-        r, u = self._r, self._u
-        A12 = A[np.ix_(r, u)]
-        return A[np.ix_(r, r)] - A12 @ np.linalg.solve(A[np.ix_(u, u)], A12.T)
+        c, u = self._r[self._pos_c], self._u
+        Acu = A[np.ix_(c, u)]
+        return A[np.ix_(c, c)] - Acu @ np.linalg.solve(A[np.ix_(u, u)], Acu.T)
 
     def forward_dynamics(self, tau):
-        return elastic_forward_dynamics(self.model, self._q, self._qd, tau)[self._r]
+        """Controlled accelerations under ``tau`` (the uncontrolled rigid joints held), friction included."""
+        if self._identity:
+            return elastic_forward_dynamics(self.model, self._q, self._qd, tau)[self._r]
+        h = self.inverse_dynamics(np.zeros(self.n), True, np.zeros(self.n))
+        return np.linalg.solve(self.mass_matrix(), np.asarray(tau, float) - h)
 
     # ------------------------------------------------------------ simulation (rne_sim)
     def sim_acceleration(self, q, qd, tau):
-        """Accelerations of every joint (``sim_names`` = ``model.joint_names``) under the rigid torques."""
-        return elastic_forward_dynamics(self.model, q, qd, tau, friction=self.sim_friction)
+        """Accelerations of the simulated joints (``sim_names``) under the controlled torques: every joint
+        when all rigid joints are controlled; else the controlled and passive ones, the uncontrolled rigid
+        joints held at their locked positions (A_ff qdd_f = tau_f - h_f over the free joints f)."""
+        m = self.model
+        if self._identity:
+            return elastic_forward_dynamics(m, q, qd, tau, friction=self.sim_friction)
+        s = self._sim_order
+        q_m, qd_m = np.array(self._held), np.zeros(m.n)
+        q_m[s], qd_m[s] = q, qd
+        tau_m = np.zeros(m.n)
+        tau_m[self._r[self._pos_c]] = tau
+        tau_m[self._e] = (-np.asarray(m.elastic_stiffness) * (q_m[self._e] - m.elastic_rest_position)
+                          - np.asarray(m.elastic_damping) * qd_m[self._e])
+        h = tree_inverse_dynamics(m, q_m, qd_m, self._zero, friction=self.sim_friction)
+        A = mass_matrix(m, q_m)
+        return np.linalg.solve(A[np.ix_(s, s)], tau_m[s] - h[s])
 
     def sim_joint_states(self, q, qd):
         return self.sim_names, np.asarray(q, float), np.asarray(qd, float)
+
+    def held_joint_states(self):
+        """(names, positions) of the uncontrolled rigid joints at their locked positions."""
+        h = self._r[self._pos_h]
+        return tuple(self.model.joint_names[k] for k in h), self._held[h]
 
     def extra_state(self):
         """``elastic_deflection`` q - q0 (rad or m) and ``elastic_acceleration`` (rad/s^2 or m/s^2) of the

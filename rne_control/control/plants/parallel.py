@@ -1,6 +1,9 @@
-"""The Plant of a Gough-Stewart platform (Khalil 2010, §5): the controlled coordinates are the six legs.
+"""The Plant of a Gough-Stewart platform (Khalil 2010, §5): the controlled coordinates are its legs.
 
-``/joint_states`` carries the leg lengths and rates (all required). :meth:`ParallelPlant.set_state` solves
+``joints`` is any subset of the six legs (default: all six, in the model's order). ``/joint_states`` carries
+the leg lengths and rates: the controlled legs' are required; an uncontrolled leg takes its measured length
+and rate, else holds its last (initially its ``locked`` length, default the home pose's, at rest), is given
+zero acceleration and no command. :meth:`ParallelPlant.set_state` solves
 the forward kinematics warm-started from the last pose, so each cycle costs one or two Newton-Raphson
 steps; lengths that no pose fits (or a singular configuration) make the state inconsistent
 (:class:`StateError`). :meth:`extra_state` gives the platform pose [p; quat xyzw] and twist [v; w] (base
@@ -35,13 +38,30 @@ class ParallelPlant(Plant):
     kind = "parallel"
     task_space = True
 
-    def __init__(self, model):
+    def __init__(self, model, joints=None, locked=None):
+        legs = model.joint_names
+        joints = list(legs) if not joints else list(joints)
+        bad = [j for j in joints if j not in legs]
+        if bad:
+            raise ValueError(f"joints {bad} are not legs of the platform {model.name!r} (its legs: {list(legs)})")
+        if len(set(joints)) != len(joints):
+            raise ValueError(f"joints lists a leg twice: {joints}")
+        uncontrolled = [j for j in legs if j not in joints]
+        locked = dict(locked or {})
+        bad = [j for j in locked if j not in uncontrolled]
+        if bad:
+            raise ValueError(f"locked joints {bad} are not uncontrolled legs of the platform {model.name!r} "
+                             f"(uncontrolled: {uncontrolled})")
         self.model = model
         self.name = model.name
-        self.joint_names = self.state_names = self.required_names = self.sim_names = model.joint_names
-        self.effort_limits = np.array(model.effort_limits)
-        self.velocity_limits = np.array(model.velocity_limits)
-        self.position_limits = np.array(model.position_limits)
+        self.joint_names = self.required_names = self.sim_names = tuple(joints)
+        self.state_names = tuple(joints) + tuple(uncontrolled)
+        self._identity = self.state_names == tuple(legs)
+        self._order = np.array([legs.index(j) for j in self.state_names], dtype=np.int64)   # state -> legs
+        self._pos_c = self._order[:len(joints)]
+        self.effort_limits = np.array(model.effort_limits)[self._pos_c]
+        self.velocity_limits = np.array(model.velocity_limits)[self._pos_c]
+        self.position_limits = np.array(model.position_limits)[self._pos_c]
         self.link_names = payload_links(model)
         # the actuator (prismatic) joint is body 2 of each leg's chain
         self._Fv = np.array([lg.tree[2, FV] for lg in model.legs])
@@ -57,7 +77,11 @@ class ParallelPlant(Plant):
         self._q, self._qd, self._pose = self._rows[3:]
         self._x, self._out, self._zero = np.zeros((1, 6)), np.zeros((1, 6)), np.zeros((1, 6))
         self._out_for, self._out_rows = None, None     # computed_torque's caller's output and its (1, 6) view
-        self.initial_state = np.array(q0)              # the leg lengths of the home pose
+        for j, v in locked.items():
+            q0[legs.index(j)] = float(v)
+        self._held = np.array(q0)                      # the legs before any measurement
+        self._rows[0][0] = q0
+        self.initial_state = q0[self._order]           # the leg lengths of the home pose (or locked)
         for kernel in (fk_many, joint_many):
             prepare(kernel, [SIGS[kernel]])
         self._ct = ready(parallel_computed_torque)
@@ -73,14 +97,19 @@ class ParallelPlant(Plant):
         if q.shape != (6,) or qd.shape != (6,):
             raise StateError(f"state must have 6 positions and velocities ({list(self.state_names)}), "
                              f"got {q.shape} and {qd.shape}")
-        i = first_missing(q, qd, 6)
+        i = first_missing(q, qd, self.n)
         if i >= 0:
             raise StateError(f"leg '{self.state_names[i]}' is missing or not finite")
         Q, QD, P = self._trial[:3]
-        Q[0], QD[0], P[0] = q, qd, self._pose
+        if self._identity:
+            Q[0], QD[0] = q, qd
+        else:   # legs order; an uncontrolled leg not measured holds its last length and rate
+            Q[0, self._order] = np.where(np.isfinite(q), q, self._q[self._order])
+            QD[0, self._order] = np.where(np.isfinite(qd), qd, self._qd[self._order])
+        P[0] = self._pose
         if fk_many(self.model.kernel_arrays()[0], Q, P)[0] != 0:
             try:
-                P[0] = platform_forward_kinematics(self.model, q, self._pose)
+                P[0] = platform_forward_kinematics(self.model, Q[0], self._pose)
             except (LoopClosureError, SingularConfigurationError) as exc:
                 raise StateError(f"no platform pose fits the measured leg lengths: {exc}") from None
         self._swap()
@@ -93,11 +122,11 @@ class ParallelPlant(Plant):
 
     @property
     def q(self):
-        return self._q
+        return self._q if self._identity else self._q[self._pos_c]
 
     @property
     def qd(self):
-        return self._qd
+        return self._qd if self._identity else self._qd[self._pos_c]
 
     @property
     def pose(self):
@@ -118,20 +147,22 @@ class ParallelPlant(Plant):
         ``public(model, q, *args)`` gives the result or raises the error."""
         Q, _, P = self._rows[:3]
         if joint_many(PKLK[0], PKLK[1], Q, qd, qdd, FRICTION if friction else 0, ID, P, self._out)[0] != 0:
-            out[:] = public(self.model, self._q, *args)
-            return out
-        out[:] = self._out[0]
+            self._out[0] = public(self.model, self._q, *args)
+        out[:] = self._out[0] if self._identity else self._out[0, self._pos_c]
         return out
 
     def inverse_dynamics(self, qdd, friction, out):
-        self._x[0] = qdd
+        self._x[0] = 0.0
+        self._x[0, self._pos_c] = qdd
         return self._id(self.model.kernel_arrays(), self._rows[1], self._x, friction, out,
-                        parallel_joint_inverse_dynamics, self._qd, qdd, self._pose, friction)
+                        parallel_joint_inverse_dynamics, self._qd, self._x[0], self._pose, friction)
 
     def computed_torque(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out):
-        """One compiled call (_fused.py): the pose solved from the last one, into the spare buffers, and the
-        leg forces written straight into ``out`` (through a (1, 6) view of it, kept while ``out`` is the same
-        C-contiguous float64 array)."""
+        """One compiled call (_fused.py) when every leg is controlled, in the model's order: the pose solved
+        from the last one, into the spare buffers, and the leg forces written straight into ``out`` (through
+        a (1, 6) view of it, kept while ``out`` is the same C-contiguous float64 array)."""
+        if not self._identity:
+            return Plant.computed_torque(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out)
         if out is not self._out_for:
             ok = type(out) is np.ndarray and out.shape == (6,) and out.dtype == np.float64 and out.flags.c_contiguous
             self._out_for, self._out_rows = out, (out.reshape(1, 6) if ok else self._out)
@@ -158,23 +189,44 @@ class ParallelPlant(Plant):
                         parallel_coriolis_torques, self._qd, self._pose)
 
     def friction_torques(self, out):
-        out[:] = self._Fs * np.sign(self._qd) + self._Fv * self._qd
+        c = self._pos_c
+        out[:] = self._Fs[c] * np.sign(self._qd[c]) + self._Fv[c] * self._qd[c]
         return out
 
     def mass_matrix(self):
-        return parallel_mass_matrix(self.model, self._q, self._pose)
+        """The leg-space mass matrix restricted to the controlled legs (the others held)."""
+        M = parallel_mass_matrix(self.model, self._q, self._pose)
+        return M if self._identity else M[np.ix_(self._pos_c, self._pos_c)]
 
     def forward_dynamics(self, tau):
-        return parallel_joint_forward_dynamics(self.model, self._q, self._qd, tau, self._pose, friction=True)
+        """Controlled leg accelerations under ``tau`` (the uncontrolled legs held), friction included."""
+        if self._identity:
+            return parallel_joint_forward_dynamics(self.model, self._q, self._qd, tau, self._pose, friction=True)
+        h = self.inverse_dynamics(np.zeros(self.n), True, np.zeros(self.n))
+        return np.linalg.solve(self.mass_matrix(), np.asarray(tau, float) - h)
 
     # ------------------------------------------------------------ simulation (rne_sim)
     def sim_acceleration(self, q, qd, tau):
-        """Leg accelerations at (q, qd), each forward kinematics warm-started from the previous solve."""
-        return parallel_joint_forward_dynamics(self.model, q, qd, tau, self._sim_pose, friction=self.sim_friction,
-                                               pose_out=self._sim_pose)
+        """Controlled leg accelerations at (q, qd), the uncontrolled legs held at their locked lengths; each
+        forward kinematics warm-started from the previous solve."""
+        if self._identity:
+            return parallel_joint_forward_dynamics(self.model, q, qd, tau, self._sim_pose,
+                                                   friction=self.sim_friction, pose_out=self._sim_pose)
+        c = self._pos_c
+        q6, qd6 = np.array(self._held), np.zeros(6)
+        q6[c], qd6[c] = q, qd
+        self._sim_pose[:] = platform_forward_kinematics(self.model, q6, self._sim_pose)
+        h = parallel_joint_inverse_dynamics(self.model, q6, qd6, np.zeros(6), self._sim_pose, self.sim_friction)
+        M = parallel_mass_matrix(self.model, q6, self._sim_pose)
+        return np.linalg.solve(M[np.ix_(c, c)], np.asarray(tau, float) - h[c])
 
     def sim_joint_states(self, q, qd):
         return self.joint_names, np.array(q, float), np.array(qd, float)
+
+    def held_joint_states(self):
+        """(names, lengths) of the uncontrolled legs at their locked lengths."""
+        u = self._order[self.n:]
+        return self.state_names[self.n:], self._held[u]
 
     def sim_pose(self):
         """The platform pose of the simulation's last forward-dynamics call (for a simulator to publish)."""

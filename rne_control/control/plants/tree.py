@@ -1,9 +1,16 @@
 """The Plant of a tree robot on a fixed, moving or free-floating base (Featherstone's RNE; Khalil 2010 §3, §7).
 
-Controlled coordinates are ``joints`` (all movable joints by default, or a subset). The state read from
-``/joint_states`` is the controlled joints (required) followed by the model's other movable joints
-(optional): an uncontrolled joint that is not measured keeps its last value, initially its ``locked``
-value, and is given zero acceleration. Torques are those of the controlled joints.
+Controlled coordinates are ``joints`` (all movable joints by default, or any subset of the actuated ones,
+in any order). The rest of the mechanism is uncontrolled: an uncontrolled joint takes its measured
+position and velocity from the state, else keeps its last (initially its ``locked`` position, at rest),
+and is given zero acceleration; a ``<mimic>`` joint (whose chain of leaders holds no controlled joint:
+make_plant gives the others to the closed-loop plant) follows its leader, measured or locked, through its
+rule, and a published position of it off that rule is ignored and counted (``ignored_passive``). See
+:mod:`rne_control.control.tree_state`. Torques are those of the controlled joints.
+
+On a fixed base the dynamics run on the model restricted to what the controlled torques depend on (the
+controlled joints, the joints between them and the base, their subtrees): the other arm of a two-armed
+robot, its head or its legs cost nothing per cycle. On a floating base every body counts.
 
 Bases (``set_base``), with the measured :class:`~rne_control.control.laws.BaseState`:
 
@@ -20,13 +27,41 @@ import numpy as np
 
 from ...dynamics import api
 from ...dynamics import floating_api as fl
-from ...dynamics.spatial import FRICTION
+from ...dynamics.spatial import FRICTION, JTYPE, QIDX, REVOLUTE
+from ...model.loops import mimic_roots
 from ...model.spatial import quat_to_matrix
 from .. import _kernels as K
+from .. import tree_state as ts
 from .._fused import ready, tree_computed_torque
-from ..plant import Plant, StateError, first_missing, joint_friction, payload_links
+from ..plant import DEFAULT_LOOP_TOLERANCE, Plant, StateError, joint_friction, payload_links
 
 BASE_VELOCITY_SOURCES = ("odometry", "momentum")
+
+
+def mimic_rules(model):
+    """{follower: (leader, multiplier, offset)} of a model's mimic couplings (URDF ``<mimic>``)."""
+    names = model.joint_names
+    return {names[int(f)]: (names[int(l)], float(m), float(o)) for f, l, m, o in model.loops.mimic}
+
+
+def dependent_joints(model, joints):
+    """The joints of ``model`` whose bodies the torques of ``joints`` depend on, on a fixed base: those
+    joints, the joints between them and the base, and their subtrees (model order)."""
+    tree = np.asarray(model.tree)
+    parent, body_joint = tree[:, 15].astype(int), tree[:, QIDX].astype(int)
+    body_of = {model.joint_names[k]: b for b, k in enumerate(body_joint)}
+    keep = np.zeros(model.nb, bool)
+    for j in joints:
+        b = body_of[j]
+        while b >= 0 and not keep[b]:            # the joint and those between it and the base
+            keep[b] = True
+            b = parent[b]
+    roots = {body_of[j] for j in joints}
+    below = np.zeros(model.nb, bool)
+    for b in range(model.nb):                    # subtrees: a parent comes before its children
+        below[b] = b in roots or (parent[b] >= 0 and below[parent[b]])
+    keep |= below
+    return [model.joint_names[body_joint[b]] for b in range(model.nb) if keep[b]]
 
 
 class TreePlant(Plant):
@@ -34,26 +69,33 @@ class TreePlant(Plant):
 
     kind = "tree"
 
-    def __init__(self, model, joints=None, locked=None):
+    def __init__(self, model, joints=None, locked=None, loop_tolerance=DEFAULT_LOOP_TOLERANCE):
         names = list(model.joint_names)
-        joints = names if not joints else list(joints)
+        rules = mimic_roots(mimic_rules(model))
+        actuated = [j for j in names if j not in rules]
+        joints = actuated if not joints else list(joints)
         bad = [j for j in joints if j not in names]
         if bad:
             raise ValueError("joints %s are not movable joints of model %r (it has %s)"
                              % (bad, model.name, ", ".join(names)))
         if len(set(joints)) != len(joints):
             raise ValueError("joints lists a joint twice: %s" % joints)
-        locked = dict(locked or {})
-        bad = [j for j in locked if j not in names or j in joints]
+        bad = [j for j in joints if j in rules]
         if bad:
-            raise ValueError("locked joints %s are not uncontrolled movable joints of model %r" % (bad, model.name))
+            raise ValueError("joints %s: %s (mimic joints follow their leaders %s: they have no actuator of their "
+                             "own; control the leader instead)" % (bad, "passive joints", [rules[j][0] for j in bad]))
+        locked = dict(locked or {})
+        bad = [j for j in locked if j not in names or j in joints or j in rules]
+        if bad:
+            raise ValueError("locked joints %s are not uncontrolled actuated joints of model %r (a mimic joint "
+                             "follows its leader)" % (bad, model.name))
         self.model = model
         self.name = model.name
-        n = model.n
+        self.loop_tolerance = float(loop_tolerance)
         self.joint_names = self.required_names = tuple(joints)
-        self.state_names = self.sim_names = tuple(joints + [j for j in names if j not in joints])
-        self._state_index = np.array([names.index(j) for j in self.state_names], dtype=np.int64)
-        self._ctrl = np.array(self._state_index[:len(joints)])
+        self.state_names = tuple(joints + [j for j in names if j not in joints])
+        state_index = np.array([names.index(j) for j in self.state_names], dtype=np.int64)
+        self._ctrl = state_index[:len(joints)]
         self._identity = tuple(joints) == tuple(names)
         self.effort_limits = np.array(model.effort_limits, float)[self._ctrl]
         self.velocity_limits = np.array(model.velocity_limits, float)[self._ctrl]
@@ -62,74 +104,91 @@ class TreePlant(Plant):
         self.bases = ("fixed", "moving", "free_floating") if model.floating_base else ("fixed",)
         self.sim_floating_base = bool(model.floating_base)
         self.sim_is_model = self._identity
+        # a floating-base simulation integrates every joint (the uncontrolled ones under zero torque)
+        self.sim_names = self.state_names if self._identity or model.floating_base else self.joint_names
         self.base_velocity_source = "odometry"
         self.last_base_output = None
         self._gravity0 = np.array(model.gravity, float)
-        self._Fs, self._Fv = joint_friction(model)
-        self.initial_q = np.zeros(n)
+        initial_q = np.zeros(model.n)
         for j, v in locked.items():
-            self.initial_q[names.index(j)] = float(v)
-        # model-order state and work arrays; with every joint controlled, the state arrays are used as given
-        self._q, self._qd = np.array(self.initial_q), np.zeros(n)
-        self._qc, self._qdc = np.zeros(len(joints)), np.zeros(len(joints))
-        self._qdd, self._tau, self._zero, self._zero3, self._zero6 = (np.zeros(n), np.zeros(n), np.zeros(n),
-                                                                      np.zeros(3), np.zeros(6))
-        self._first = np.arange(len(joints), dtype=np.int64)
-        self._all = np.arange(n, dtype=np.int64)
+            initial_q[names.index(j)] = float(v)
+        tree = np.asarray(model.tree)
+        revolute = np.zeros(model.n, bool)
+        revolute[tree[:, QIDX].astype(int)] = tree[:, JTYPE] == REVOLUTE
+        self._mimic = [(names.index(f), names.index(r), m, o) for f, (r, m, o) in rules.items()]
+        # the dynamics model: on a fixed base, only what the controlled torques depend on
+        kept = names if model.floating_base else dependent_joints(model, joints)
+        self._kept = kept
+        self._dm = model if len(kept) == len(names) else model.restricted(kept)
+        dyn_index = np.array([names.index(j) for j in kept], dtype=np.int64)
+        ctrl_dyn = np.array([kept.index(j) for j in joints], dtype=np.int64)
+        self._state = ts.TreeState(state_index, dyn_index, ctrl_dyn, self._mimic, revolute, initial_q,
+                                   self.loop_tolerance)
+        st = self._state
+        self._plan, self._work = st.plan, st.work
+        self._ctrl_dyn = ctrl_dyn
+        Fs, Fv = joint_friction(model)
+        self._Fs, self._Fv = Fs[self._ctrl], Fv[self._ctrl]
+        nr = len(kept)
+        self._zero, self._zero3, self._zero6 = np.zeros(nr), np.zeros(3), np.zeros(6)
+        self._full = np.zeros(nr)
+        self.initial_state = np.array(st.q_model[state_index])
+        self._held = np.array(st.q_model)               # the locked positions, mimic joints by their rules
+        for f, _, _, _ in self._mimic:                  # solved, not assumed: a mimic joint follows its leader
+            self.initial_state[list(self.state_names).index(names[f])] = np.nan
+        ts.prepare()
         self._ct = ready(tree_computed_torque)
-
-    @property
-    def initial_state(self):
-        """Positions in ``state_names`` order before any measurement (the locked values)."""
-        return self.initial_q[self._state_index]
 
     # ------------------------------------------------------------ state
     def set_state(self, q, qd):
-        ns = self._state_index.shape[0]
-        if q.shape != (ns,) or qd.shape != (ns,):
-            raise StateError("state must have %d positions and velocities (%s), got %s and %s"
-                             % (ns, list(self.state_names), q.shape, qd.shape))
-        i = first_missing(q, qd, len(self.joint_names))   # checked first: a rejected state changes nothing
-        if i >= 0:
-            raise StateError("controlled joint '%s' is missing from the joint state or not finite"
-                             % self.joint_names[i])
-        if self._identity:
-            K.gather(q, self._ctrl, self._q, self._ctrl)
-            K.gather(qd, self._ctrl, self._qd, self._ctrl)
+        q, qd = _vector(q), _vector(qd)
+        st = ts.complete(q, qd, self._plan, self._work) if q.ndim == 1 and qd.ndim == 1 else ts.REJECTED
+        if st == 0:
             return
-        first = self._first
-        K.gather(q, first, self._qc, first)
-        K.gather(qd, first, self._qdc, first)
-        K.gather_finite(q, self._all, self._q, self._state_index)
-        K.gather_finite(qd, self._all, self._qd, self._state_index)
-        K.put(self._qc, self._ctrl, self._q)
-        K.put(self._qdc, self._ctrl, self._qd)
+        if st < 0:
+            raise StateError("controlled joint '%s' is missing from the joint state or not finite"
+                             % self.joint_names[-1 - st])
+        ns = len(self.state_names)
+        raise StateError("state must have %d positions and velocities (%s), got %s and %s"
+                         % (ns, list(self.state_names), np.shape(q), np.shape(qd)))
 
     @property
     def q(self):
-        return self._q if self._identity else self._qc
+        return self._state.q_ctrl
 
     @property
     def qd(self):
-        return self._qd if self._identity else self._qdc
+        return self._state.qd_ctrl
+
+    @property
+    def q_model(self):
+        """Positions of every joint (``model.joint_names`` order) of the state last set, mimic joints by
+        their rules."""
+        return self._state.q_model
+
+    @property
+    def ignored_passive(self):
+        """{mimic joint: how many of its published positions were off its rule by more than
+        ``loop_tolerance`` and ignored} (joints with none left out)."""
+        names = self.model.joint_names
+        return {names[f]: int(n) for (f, _, _, _), n in zip(self._mimic, self._state.ignored) if n}
 
     # ------------------------------------------------------------ the RNE calls, per base
     def _call(self, qd, qdd, friction, use_gravity, use_accel, out):
-        """tau (N,) of the tree RNE at the state's q with the given model-order qd and qdd, on the current
-        base; ``use_gravity``/``use_accel``: whether gravity and the base acceleration act (moving base)."""
-        base = self.base
+        """tau (N,) of the RNE at the state's q with the given dynamics-model qd and qdd, on the current base;
+        ``use_gravity``/``use_accel``: whether gravity and the base acceleration act (moving base)."""
+        st, m, base = self._state, self._dm, self.base
         if base == "fixed":
-            full = out if self._identity else self._tau
-            m = self.model
+            full = st.tau
             if qdd is self._zero and not friction:
                 if use_gravity and qd is self._zero:
-                    api.gravity_torques(m, self._q, out=full)
+                    api.gravity_torques(m, st.q, out=full)
                 elif not use_gravity:
-                    api.coriolis_torques(m, self._q, qd, out=full)
+                    api.coriolis_torques(m, st.q, qd, out=full)
                 else:
-                    api.inverse_dynamics(m, self._q, qd, qdd, friction=False, out=full)
+                    api.inverse_dynamics(m, st.q, qd, qdd, friction=False, out=full)
             else:
-                api.inverse_dynamics(m, self._q, qd, qdd, gravity=None if use_gravity else self._zero3,
+                api.inverse_dynamics(m, st.q, qd, qdd, gravity=None if use_gravity else self._zero3,
                                      friction=friction, out=full)
         else:
             bs = self.base_state
@@ -138,34 +197,31 @@ class TreePlant(Plant):
             if base == "moving":
                 accel = bs.accel if use_accel else self._zero6
                 if not use_gravity:  # cancel the model's gravity, which the RNE applies as a base acceleration
-                    accel = np.r_[accel[:3] + quat_to_matrix(*orientation).T @ self.model.gravity, accel[3:]]
+                    accel = np.r_[accel[:3] + quat_to_matrix(*orientation).T @ m.gravity, accel[3:]]
                 full, self.last_base_output = fl.moving_base_inverse_dynamics(
-                    self.model, self._q, qd, qdd, twist, accel, orientation, friction=friction)
+                    m, st.q, qd, qdd, twist, accel, orientation, friction=friction)
             else:
                 full, self.last_base_output = fl.free_floating_inverse_dynamics(
-                    self.model, self._q, qd, qdd, twist, orientation, friction=friction)
-        if full is not out:
-            K.take(full, self._ctrl, out)
+                    m, st.q, qd, qdd, twist, orientation, friction=friction)
+        K.take(full, self._ctrl_dyn, out)
         return out
 
     def _base_twist(self, bs):
         if self.base == "free_floating" and self.base_velocity_source == "momentum":
-            return fl.base_twist_from_momentum(self.model, self._q, self._qd, None, bs.orientation)
+            return fl.base_twist_from_momentum(self._dm, self._state.q, self._state.qd, None, bs.orientation)
         return bs.twist
 
     # ------------------------------------------------------------ dynamics at the state last set
     def inverse_dynamics(self, qdd, friction, out):
-        if self._identity:
-            return self._call(self._qd, qdd, friction, True, True, out)
-        K.put(qdd, self._ctrl, self._qdd)
-        return self._call(self._qd, self._qdd, friction, True, True, out)
+        ts.scatter_controlled(qdd, self._plan, self._work)
+        return self._call(self._state.qd, self._state.qdd, friction, True, True, out)
 
     def computed_torque(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out):
-        """One compiled call (_fused.py) when every joint is controlled and the base is fixed."""
-        if self._identity and self.base == "fixed":
+        """One compiled call (_fused.py) on a fixed base."""
+        if self.base == "fixed":
             try:
-                st = self._ct(self.model._K, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, FRICTION if friction else 0,
-                              self._q, self._qd, qdd, out)
+                st = self._ct(self._dm._K, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, FRICTION if friction else 0,
+                              self._plan, self._work, out)
             except TypeError:  # not the kernel's argument types
                 st = -1
             if st == 0:
@@ -176,31 +232,73 @@ class TreePlant(Plant):
         return self._call(self._zero, self._zero, False, True, True, out)
 
     def coriolis_torques(self, out):
-        return self._call(self._qd, self._zero, False, False, False, out)
+        return self._call(self._state.qd, self._zero, False, False, False, out)
 
     def friction_torques(self, out):
         out.fill(0.0)
-        qd = self.qd
-        K.add_friction(qd, self._Fs[self._ctrl], self._Fv[self._ctrl], out)
+        K.add_friction(self.qd, self._Fs, self._Fv, out)
         return out
 
     def mass_matrix(self):
-        M = api.mass_matrix(self.model, self._q)
-        return M[np.ix_(self._ctrl, self._ctrl)]
+        """M restricted to the controlled joints (the uncontrolled ones held)."""
+        M = api.mass_matrix(self._dm, self._state.q)
+        return M[np.ix_(self._ctrl_dyn, self._ctrl_dyn)]
 
     def forward_dynamics(self, tau):
-        full = np.zeros(self.model.n)
-        full[self._ctrl] = tau
-        return api.forward_dynamics(self.model, self._q, self._qd, full, friction=True)[self._ctrl]
+        """Controlled accelerations under ``tau`` with the uncontrolled joints held (zero acceleration),
+        friction included: M_cc qdd = tau - h_c."""
+        if self._identity and self.base == "fixed":
+            return api.forward_dynamics(self.model, self._state.q, self._state.qd, tau, friction=True)
+        h = self.inverse_dynamics(np.zeros(self.n), True, np.zeros(self.n))
+        return np.linalg.solve(self.mass_matrix(), np.asarray(tau, float) - h)
 
     # ------------------------------------------------------------ simulation
     def sim_acceleration(self, q, qd, tau):
-        """Accelerations of every movable joint (``sim_names`` order) on a fixed base; uncontrolled joints
-        get zero torque."""
-        full_q, full_qd, full_tau = np.zeros(self.model.n), np.zeros(self.model.n), np.zeros(self.model.n)
-        full_q[self._state_index], full_qd[self._state_index] = q, qd
-        full_tau[self._ctrl] = tau
-        return api.forward_dynamics(self.model, full_q, full_qd, full_tau, friction=self.sim_friction)[self._state_index]
+        """Accelerations of the simulated joints (``sim_names``) on a fixed base: every joint when all are
+        controlled, else the controlled ones with the uncontrolled held at their locked positions."""
+        if self.sim_names == self.state_names:
+            if not self._identity:   # a floating base's uncontrolled joints: free, under zero torque
+                full = np.zeros(self.model.n)
+                full[self._ctrl] = tau
+                idx = [self.model.joint_names.index(j) for j in self.state_names]
+                q_m, qd_m = np.zeros(self.model.n), np.zeros(self.model.n)
+                q_m[idx], qd_m[idx] = q, qd
+                return api.forward_dynamics(self.model, q_m, qd_m, full, friction=self.sim_friction)[idx]
+            return api.forward_dynamics(self.model, q, qd, tau, friction=self.sim_friction)
+        st = self._state
+        q_full, qd_full = np.array(self.initial_state), np.zeros(len(self.state_names))
+        q_full[:self.n], qd_full[:self.n] = q, qd
+        self.set_state(q_full, qd_full)
+        M = api.mass_matrix(self._dm, st.q)[np.ix_(self._ctrl_dyn, self._ctrl_dyn)]
+        h = api.inverse_dynamics(self._dm, st.q, st.qd, self._zero, friction=self.sim_friction)[self._ctrl_dyn]
+        return np.linalg.solve(M, np.asarray(tau, float) - h)
 
     def sim_joint_states(self, q, qd):
         return self.sim_names, np.asarray(q, float), np.asarray(qd, float)
+
+    def held_joint_states(self):
+        """(names, positions) of the uncontrolled joints at their locked positions (mimic joints by their
+        rules), for a simulator that publishes them too."""
+        names = self.state_names[self.n:]
+        return names, self._held[[self.model.joint_names.index(j) for j in names]]
+
+    # ------------------------------------------------------------ run-time settings
+    def set_gravity(self, gravity):
+        Plant.set_gravity(self, gravity)
+        self._restrict()
+
+    def set_payload(self, link, mass=0.0, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
+        Plant.set_payload(self, link, mass, com, inertia)
+        self._restrict()
+
+    def _restrict(self):
+        """The dynamics model again from the model's current parameters (payload, gravity)."""
+        if self._dm is not self.model:
+            self._dm = self.model.restricted(self._kept)
+
+
+def _vector(a):
+    """``a`` as the kernels take it: a C-contiguous float64 array (itself when it is one)."""
+    if type(a) is np.ndarray and a.dtype == np.float64 and a.flags.c_contiguous:
+        return a
+    return np.ascontiguousarray(a, dtype=float)
