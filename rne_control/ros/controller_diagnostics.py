@@ -29,6 +29,12 @@ def message(node) -> DiagnosticArray:
         if name not in node._jit_reported:
             node._jit_reported.add(name)
             node.get_logger().warning("%s was compiled after the warm-up, on the cycle path" % name)
+    ignored = node.plant.ignored_passive
+    if ignored and not node._warned_ignored:
+        node._warned_ignored = True
+        node.get_logger().warning("published positions of %s are off their closed values by more than "
+                                  "loop_tolerance: ignored, the joints follow their leaders (counted in "
+                                  "ignored_passive_positions)" % ", ".join(sorted(ignored)))
     missing = node.stale_joints(node._now_ns()) if wd.status != FRESH else []
     if wd.status != FRESH:
         level, text = DiagnosticStatus.ERROR if wd.status == STALE else DiagnosticStatus.WARN, \
@@ -54,6 +60,7 @@ def message(node) -> DiagnosticArray:
         kv("stale_events", wd.stale_events),
         kv("saturated_joints", ",".join(sat)), kv("saturated_cycles", node.limiter.saturated_cycles),
         kv("rejected_messages", rej),
+        kv("ignored_passive_positions", sum(ignored.values())),
     ] + [kv("rejected_" + k, v) for k, v in node._rejected.items()] + [
         kv("trajectory_running", node.traj.running),
         kv("velocity_estimated", node.mapper.estimating_velocity),

@@ -166,7 +166,8 @@ class ControllerNode(ControlLoop, Node):
             kw["floating_base"] = bool(self._floating_base)
         try:
             return model_params.load(source, model_params.elastic_overrides(self),
-                                     bool(self.params.get("ignore_elasticity")), **kw)
+                                     bool(self.params.get("ignore_elasticity")), warn=self.get_logger().warning,
+                                     **kw)
         except (ValueError, OSError) as e:
             raise ConfigError("cannot load the model from %s: %s" % (what if len(what) < 200 else "URDF string", e)) \
                 from None
@@ -186,21 +187,16 @@ class ControllerNode(ControlLoop, Node):
 
     # ------------------------------------------------------------------ setup
     def _make_plant(self, model):
-        """The model's Plant for the ``joints`` parameter; ``locked.<joint>`` parameters for the optional
-        joints that have a default position (uncontrolled joints of a tree)."""
-        joints = self.params.get("joints") or None
+        """The model's Plant for the ``joints`` parameter, with ``locked.<joint>`` parameters for the
+        uncontrolled joints that have a default position."""
+        def declare(name, default, description):
+            self.params.declare([Spec(name, T.DOUBLE, default, description, read_only=True)])
+            return self.params.get(name)
         try:
-            plant = make_plant(model, joints, loop_tolerance=float(self.params.get("loop_tolerance")))
-            lockable = plant.lockable_names
-            if lockable:
-                self.params.declare([Spec("locked." + j, T.DOUBLE, 0.0, "position of uncontrolled joint %s when "
-                                          "/joint_states lacks it" % j, read_only=True) for j in lockable])
-                locked = {j: float(self.params.get("locked." + j)) for j in lockable}
-                if any(locked.values()):
-                    plant = make_plant(model, joints, locked)
+            return model_params.make_plant(declare, model, self.params.get("joints") or None,
+                                           float(self.params.get("loop_tolerance")))
         except ValueError as e:
             raise ConfigError(str(e)) from None
-        return plant
 
     def _setup(self, model) -> None:
         log = self.get_logger()
@@ -297,6 +293,7 @@ class ControllerNode(ControlLoop, Node):
         self._have_published = False
         self._state_stamp_ns = 0
         self._warned_velocity = False
+        self._warned_ignored = False  # the one warning on ignored passive positions (diagnostics)
         self._sim_time = bool(self.get_parameter("use_sim_time").value)
         self._trigger_state = self.trigger == "state" and not self._sim_time
         if self.trigger == "state" and self._sim_time:
@@ -415,7 +412,7 @@ class ControllerNode(ControlLoop, Node):
         stamp_ns = st.sec * 1000000000 + st.nanosec
         try:
             got = self.mapper.update(msg.name, msg.position, msg.velocity,
-                                     (stamp_ns if stamp_ns else now_ns) * 1e-9, msg.effort)
+                                     (stamp_ns if stamp_ns else now_ns) * 1e-9, msg.effort, now_ns * 1e-9)
         except JointStateError as e:
             self._reject("joint_states", "/joint_states", e)
             return

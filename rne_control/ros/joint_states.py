@@ -11,6 +11,10 @@ Rules
   must each be updated within ``state_timeout`` for the state to be fresh.
 * Other model joints take their last received value, initially their locked value. Joints the model
   does not know are ignored.
+* **Solved** joints (those whose initial value is NaN: the passive joints of a loop, mimic joints,
+  which the plant computes from the others) take a received value only while it is fresh: after
+  ``state_timeout`` without one (:meth:`JointStateMapper.expire`) they are NaN again, so that a driver
+  that stops publishing a gripper's mimic joint leaves it to follow its leader.
 * A message that carries none of the needed joints is ignored (its model joints, if any, are still
   taken): it is not an error.
 * A message is **rejected** (:class:`JointStateError`, and none of its joints is applied) when its
@@ -39,13 +43,14 @@ class JointStateError(ValueError):
 
 
 class _Map:
-    __slots__ = ("src", "dst", "src_opt", "dst_opt", "error")
+    __slots__ = ("src", "dst", "src_opt", "dst_opt", "dst_solved", "error")
 
-    def __init__(self, src=(), dst=(), src_opt=(), dst_opt=(), error=None):
+    def __init__(self, src=(), dst=(), src_opt=(), dst_opt=(), dst_solved=(), error=None):
         self.src = np.asarray(src, dtype=np.int64)
         self.dst = np.asarray(dst, dtype=np.int64)
         self.src_opt = np.asarray(src_opt, dtype=np.int64)
         self.dst_opt = np.asarray(dst_opt, dtype=np.int64)
+        self.dst_solved = np.asarray(dst_solved, dtype=np.int64)
         self.error = error
 
 
@@ -80,6 +85,9 @@ class JointStateMapper:
         self._needed[self.required_index] = True
         self.q = np.zeros(n) if initial_q is None else np.array(initial_q, dtype=float)
         self.qd = np.zeros(n)
+        self._solved = np.isnan(self.q) & ~self._needed
+        self._received = np.full(n, -math.inf)   # receive time of the solved joints' values
+        self._oldest_solved = math.inf           # the oldest of those still held (inf: none)
         self._q_stage = self.q.copy()
         # rows: last update of each joint; sample time of the position a velocity estimate last used
         self._times = np.full((2, n), -math.inf)
@@ -126,14 +134,16 @@ class JointStateMapper:
             else:
                 src_opt.append(k)
                 dst_opt.append(i)
-        m = _Map(error=err) if err else _Map(src, dst, src_opt, dst_opt)
+        solved = [i for i in dst_opt if self._solved[i]]
+        m = _Map(error=err) if err else _Map(src, dst, src_opt, dst_opt, solved)
         if len(self._maps) >= _CACHE:
             self._maps.clear()
         self._maps[key] = m
         return m
 
-    def update(self, names, position, velocity, t: float, effort=()) -> int:
-        """Merge one message (names, position, velocity, effort sequences), sampled at time ``t`` (s).
+    def update(self, names, position, velocity, t: float, effort=(), received: Optional[float] = None) -> int:
+        """Merge one message (names, position, velocity, effort sequences), sampled at time ``t`` (s) and
+        received at ``received`` (s, the clock :meth:`expire` is given; default ``t``).
 
         Returns the number of needed joints it carried (0: ignored for freshness; its other model joints
         were taken). Raises :class:`JointStateError` if the message is rejected (nothing applied)."""
@@ -172,8 +182,26 @@ class JointStateMapper:
             K.gather_finite(pos, m.src_opt, self.q, m.dst_opt)
             if vel is not None:
                 K.gather_finite(vel, m.src_opt, self.qd, m.dst_opt)
+            if m.dst_solved.size:
+                t_recv = t if received is None else received
+                self._received[m.dst_solved] = t_recv
+                if self._oldest_solved == math.inf:
+                    self._oldest_solved = t_recv
         self.updated = dst
         return dst.size
+
+    def expire(self, t: float, timeout: float) -> None:
+        """Solved joints whose last value was received more than ``timeout`` (s) before ``t`` (s) become NaN
+        (not measured) again: the plant computes them."""
+        limit = t - timeout
+        if self._oldest_solved >= limit:
+            return
+        held = self._solved & np.isfinite(self.q)
+        old = held & (self._received < limit)
+        self.q[old] = np.nan
+        self.qd[old] = 0.0
+        rest = self._received[held & ~old]
+        self._oldest_solved = float(rest.min()) if rest.size else math.inf
 
     def _estimate(self, dst, t: float) -> None:
         """qd += alpha (dq/dt - qd), per joint, with alpha from each joint's own sample interval."""

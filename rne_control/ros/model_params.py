@@ -15,9 +15,13 @@ fixed at its rest position: the model a controller that does not know about the 
 """
 from __future__ import annotations
 
+import warnings
+
 import yaml
 
 import rne_control as rc
+
+from .. import control as ctl
 
 from ..model.elastic import ELASTIC_KEYS
 from .params import Spec, T
@@ -49,9 +53,36 @@ def elastic_overrides(node) -> dict:
     return out
 
 
-def load(source: str, elastic: dict, ignore_elasticity: bool, **kw):
+def load(source: str, elastic: dict, ignore_elasticity: bool, warn=None, **kw):
     """The model of ``source`` (URDF XML, or a model file path) with the URDF ``elastic`` map; with
-    ``ignore_elasticity``, its rigid version. ValueError (ModelError) on a bad model."""
+    ``ignore_elasticity``, its rigid version. ValueError (ModelError) on a bad model. ``warn(text)``, if
+    given, receives the loader's warnings (a mimic joint without its leader, an inertia set right) instead
+    of Python's warning machinery, once each."""
+    if warn is None:
+        return _load(source, elastic, ignore_elasticity, **kw)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = _load(source, elastic, ignore_elasticity, **kw)
+    for text in dict.fromkeys(str(w.message) for w in caught):
+        warn(text)
+    return model
+
+
+def make_plant(declare, model, joints, loop_tolerance):
+    """The model's Plant for ``joints`` (None: the actuated joints), with a ``locked.<joint>`` parameter for
+    each uncontrolled joint that has a default position: ``declare(name, default, description)`` declares it
+    (read-only, the plant's default: 0 for a tree, mid-range for a loop's active joint, the home length of
+    a leg) and returns its value. ValueError names what the mechanics refuses."""
+    plant = ctl.make_plant(model, joints, loop_tolerance=loop_tolerance)
+    defaults = dict(zip(plant.state_names, plant.initial_state))
+    locked = {j: float(declare("locked." + j, float(defaults[j]), "position of uncontrolled joint %s while "
+                               "/joint_states lacks it, rad or m" % j)) for j in plant.lockable_names}
+    if any(locked[j] != defaults[j] for j in locked):
+        plant = ctl.make_plant(model, joints, locked, loop_tolerance)
+    return plant
+
+
+def _load(source: str, elastic: dict, ignore_elasticity: bool, **kw):
     is_urdf = source.lstrip().startswith("<") or source.lower().endswith((".urdf", ".xml"))
     if elastic and not is_urdf:
         raise ValueError("elastic.<joint>.* parameters apply to URDF models; a DH YAML file gives a link's "

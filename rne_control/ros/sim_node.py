@@ -4,9 +4,14 @@ The embedded default plant of ``rne_controller``.  It behaves like an effort-con
 
 * subscribes to effort commands on ``command_topic`` (std_msgs/Float64MultiArray in ``joints``
   order, or sensor_msgs/JointState with efforts mapped by name when ``command_type: joint_state``);
+* simulates the commanded joints (``joints``, any subset of the actuated joints, as ``rne_controller``
+  takes it) and holds the rest of the mechanism at its ``locked.<joint>`` positions: it publishes the
+  joints it simulates (the commanded ones, the passive joints of their loops and their mimic joints,
+  elastic joints), so that an uncontrolled gripper's own driver is its only publisher; with
+  ``publish_uncontrolled: true`` it also publishes the others at their locked positions;
 * holds its brakes (joints still, zero applied effort) until the first command arrives, and again
   whenever no command has come for ``command_timeout`` seconds;
-* integrates ``forward_dynamics`` (``floating_forward_dynamics`` for a floating-base model) at
+* integrates the plant's forward dynamics (:class:`rne_control.control.simulation.Simulation`) at
   ``sim_rate`` with RK4 (or semi-implicit Euler with ``substeps``), in real time;
 * publishes ``/joint_states`` (stamped; names, positions, velocities, applied efforts) at
   ``publish_rate`` and, for a floating base, the base state on ``base_odometry`` (nav_msgs/Odometry,
@@ -48,7 +53,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
 
-from ..control.plants import make_plant
+from ..control.plant import DEFAULT_LOOP_TOLERANCE
 from ..control.simulation import Simulation
 from . import model_params
 from .paths import resolve_model_file
@@ -91,7 +96,8 @@ class SimNode(Node):
         p = {}
         p["model_file"] = _declare(self, "model_file", T.STRING, "", "URDF or DH YAML path (absolute or relative to the share folder)")
         p["robot_description"] = _declare(self, "robot_description", T.STRING, "", "URDF XML string")
-        p["joints"] = _declare(self, "joints", T.STRING_ARRAY, None, "commanded joints and command order; unset: all movable joints")
+        p["joints"] = _declare(self, "joints", T.STRING_ARRAY, None, "commanded (simulated) joints and command order; unset: the actuated joints")
+        p["publish_uncontrolled"] = _declare(self, "publish_uncontrolled", T.BOOL, False, "also publish the uncontrolled joints, at their locked positions")
         p["initial_positions"] = _declare(self, "initial_positions", T.DOUBLE_ARRAY, None, "the controlled joints (joints order; an elastic robot's springs start deflected by gravity) or every simulated joint (its published order); unset: the reference state")
         p["initial_velocities"] = _declare(self, "initial_velocities", T.DOUBLE_ARRAY, None, "in 'joints' order; unset: zeros")
         p["initial_base_position"] = _declare(self, "initial_base_position", T.DOUBLE_ARRAY, None, "floating base: [x, y, z]")
@@ -158,11 +164,11 @@ class SimNode(Node):
         except Exception as e:  # keep waiting for a usable description
             self.get_logger().error(f"cannot use /robot_description: {e}")
 
-    def _load(self, xml, joints=None, locked=None):
+    def _load(self, xml):
         source = xml or str(resolve_model_file(self.p["model_file"]))
         if self._elastic is None:
             self._elastic = model_params.elastic_overrides(self)
-        return model_params.load(source, self._elastic, False, joints=joints, locked=locked)
+        return model_params.load(source, self._elastic, False, warn=self.get_logger().warning)
 
     def _vec(self, name, n, default, allow_scalar=True):
         v = self.p[name]
@@ -177,12 +183,12 @@ class SimNode(Node):
 
     def _setup(self, xml):
         p = self.p
-        plant = make_plant(self._load(xml), p["joints"] or None)
-        # uncontrolled tree joints are locked at zero (the model is reloaded without them)
-        self.locked_names = list(plant.lockable_names)
-        if self.locked_names:
-            plant = make_plant(self._load(xml, joints=list(plant.joint_names),
-                                          locked={j: 0.0 for j in self.locked_names}))
+        # the commanded joints are simulated; the uncontrolled ones held at their locked.<joint> positions
+        plant = model_params.make_plant(lambda name, default, text: _declare(self, name, Parameter.Type.DOUBLE,
+                                                                             default, text),
+                                        self._load(xml), p["joints"] or None, DEFAULT_LOOP_TOLERANCE)
+        held_names, held_q = plant.held_joint_states()
+        self.locked_names = list(held_names)
         self.plant = plant
         self.model = model = plant.model
         n = self.n = plant.n
@@ -244,14 +250,15 @@ class SimNode(Node):
         self.get_logger().info(
             f"model '{model.name}' ({plant.kind}): commanding {n} joints {self.joints}"
             f"{' (floating base)' if self.floating else ''}, publishing {list(names)}"
-            f"{', locked ' + str(self.locked_names) if self.locked_names else ''}; kernels ready in "
+            f"{', holding ' + str(self.locked_names) if self.locked_names else ''}; kernels ready in "
             f"{time.monotonic() - t0:.2f} s")
 
         # messages and publishers
         self.js_pub = self.create_publisher(JointState, p["joint_states_topic"], 10)
         self.js_msg = JointState()
-        self.js_msg.name = list(names) + self.locked_names
-        self.n_locked = len(self.locked_names)
+        # the uncontrolled joints belong to their own drivers: published only when asked for
+        self.held = ([], []) if not p["publish_uncontrolled"] else (list(held_names), held_q.tolist())
+        self.js_msg.name = list(names) + self.held[0]
         self.odom_pub = None
         if self.floating:
             self.odom_pub = self.create_publisher(Odometry, p["odometry_topic"], 10)
@@ -358,8 +365,9 @@ class SimNode(Node):
             qd = qd + self.rng.normal(0.0, vn, qd.shape[0])
         m = self.js_msg
         m.header.stamp = stamp
-        z = [0.0] * self.n_locked
-        m.position = q.tolist() + z
+        held = self.held[1]
+        z = [0.0] * len(held)
+        m.position = q.tolist() + held
         m.velocity = qd.tolist() + z
         m.effort = effort.tolist() + z
         self.js_pub.publish(m)
