@@ -61,7 +61,8 @@ def dependent_joints(model, joints):
     for b in range(model.nb):                    # subtrees: a parent comes before its children
         below[b] = b in roots or (parent[b] >= 0 and below[parent[b]])
     keep |= below
-    return [model.joint_names[body_joint[b]] for b in range(model.nb) if keep[b]]
+    kept = {body_joint[b] for b in range(model.nb) if keep[b]}
+    return [j for k, j in enumerate(model.joint_names) if k in kept]
 
 
 class TreePlant(Plant):

@@ -1,0 +1,103 @@
+"""Real descriptions in the library: each loads as it ships, its arm is controlled with the rest of the
+robot uncontrolled (the gripper measured or locked, its mimic joints following their leader), and the
+plant's torques equal Pinocchio's RNE on the whole description restricted to the arm, to 1e-9."""
+import warnings
+
+import numpy as np
+import pytest
+
+import rne_control as rc
+from rne_control.control import ControlLaw, TreePlant, make_plant
+
+from oracle import rel_err
+from real_descriptions import ARM_Q, DESCRIPTIONS, full_state, oracle
+
+TOL = 1e-9
+
+
+def load(name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # published inertias that break the triangle inequality
+        return rc.load_urdf(DESCRIPTIONS[name][0], friction=False)
+
+
+@pytest.mark.parametrize("name", list(DESCRIPTIONS))
+def test_arm_of_a_real_description_equals_pinocchio(name):
+    path, arm, gripper, (g_lo, g_hi) = DESCRIPTIONS[name]
+    model = load(name)
+    pin_ = oracle(name, model)
+    plant = make_plant(model, joints=arm)
+    assert type(plant) is TreePlant and plant.joint_names == tuple(arm)
+    assert gripper in plant.lockable_names
+    mimic = set(model.passive_joint_names)
+    assert mimic and mimic.isdisjoint(plant.lockable_names)      # mimic joints follow, they are not locked
+    law = ControlLaw(plant)
+    law.friction = False
+    rng = np.random.default_rng(len(name))
+    idx = [model.joint_names.index(j) for j in arm]
+    names = plant.state_names
+    q_arm = np.array(ARM_Q[name])
+    for trial in range(3):
+        qd_arm = rng.normal(size=len(arm)) * 0.5
+        g, gd = rng.uniform(g_lo, g_hi), rng.normal() * 0.05 * trial   # the gripper moving in the later trials
+        q, qd = full_state(model, arm, q_arm, qd_arm, {gripper: g}, {gripper: gd})
+        state_q = np.array([q[model.joint_names.index(j)] for j in names])
+        state_qd = np.array([qd[model.joint_names.index(j)] for j in names])
+        state_q[[names.index(j) for j in mimic]] = np.nan          # not published: they follow their leader
+        # gravity mode: zero velocity and acceleration everywhere
+        law.set_mode("gravity")
+        tau_g = law.compute(state_q, state_qd, q_arm, np.zeros(len(arm)), np.zeros(len(arm))).copy()
+        assert rel_err(tau_g, pin_.gravity(q)[idx]) < TOL, (name, trial)
+        # computed torque: every joint's measured q and qd, the law's acceleration at the arm, 0 elsewhere
+        law.set_mode("computed_torque")
+        q_d, qd_d, qdd_d = q_arm + 0.05, qd_arm * 0.5, rng.normal(size=len(arm))
+        tau = law.compute(state_q, state_qd, q_d, qd_d, qdd_d).copy()
+        qdd = np.zeros(model.n)
+        qdd[idx] = qdd_d + law.kd * (qd_d - qd_arm) + law.kp * (q_d - q_arm)
+        assert rel_err(tau, pin_.rnea(q, qd, qdd)[idx]) < TOL, (name, trial)
+        assert rel_err(plant.mass_matrix(), pin_.mass_matrix(q)[np.ix_(idx, idx)]) < TOL, (name, trial)
+    assert plant.ignored_passive == {}
+
+
+@pytest.mark.parametrize("name", ["panda", "ur5_2f85"])
+def test_gripper_mass_moves_the_arm_torques_and_off_rule_positions_are_ignored(name):
+    """The gripper's configuration changes the arm's torques (the Panda's fingers open symmetrically, so
+    only the inertial and velocity terms feel it, not gravity); a published mimic position off its rule is
+    ignored (the joint follows its leader) and counted, never rejected."""
+    path, arm, gripper, (g_lo, g_hi) = DESCRIPTIONS[name]
+    model = load(name)
+    plant = make_plant(model, joints=arm)
+    law = ControlLaw(plant)
+    names = plant.state_names
+    q_arm, qd_arm, z = np.array(ARM_Q[name]), np.linspace(-1.0, 1.0, len(arm)), np.zeros(len(arm))
+    taus = []
+    for g in (g_lo, g_hi):
+        q, qd = full_state(model, arm, q_arm, qd_arm, {gripper: g})
+        sq = np.array([q[model.joint_names.index(j)] for j in names])
+        sqd = np.array([qd[model.joint_names.index(j)] for j in names])
+        taus.append(law.compute(sq, sqd, q_arm, z, z).copy())
+    assert np.max(np.abs(taus[1] - taus[0])) > 1e-4          # the fingers' mass moved
+    follower = model.passive_joint_names[0]
+    sq[names.index(follower)] += 0.3                         # off its rule
+    tau = law.compute(sq, sqd, q_arm, z, z).copy()
+    np.testing.assert_array_equal(tau, taus[1])              # ignored: it follows its leader
+    assert plant.ignored_passive == {follower: 1}
+
+
+def test_the_dynamics_run_on_what_the_arm_depends_on():
+    """On a fixed base, the other arm, the head and the legs are not in the dynamics model: Baxter's left
+    arm with its gripper is 9 joints of 19, Talos' 7 + 7 gripper joints (+ 2 torso) of 44, PR2's right arm
+    with its gripper and the torso 14 of 30."""
+    for name, n in (("baxter", 9), ("talos", 16), ("panda", 9), ("pr2", 14)):
+        plant = make_plant(load(name), joints=DESCRIPTIONS[name][1])
+        assert plant._dm.n == n, (name, plant._dm.n)
+
+
+def test_mimic_follower_of_a_controlled_leader_is_a_closed_loop_and_passive_joints_are_refused():
+    model = load("panda")
+    plant = make_plant(model)                                 # default: every actuated joint, the hand too
+    assert plant.kind == "closed_loop" and plant.joint_names[-1] == "panda_finger_joint1"
+    with pytest.raises(ValueError, match=r"panda_finger_joint2.*follow their leaders.*panda_finger_joint1"):
+        make_plant(model, joints=["panda_joint1", "panda_finger_joint2"])
+    with pytest.raises(ValueError, match="locked joints.*panda_finger_joint2"):
+        make_plant(model, joints=DESCRIPTIONS["panda"][1], locked={"panda_finger_joint2": 0.01})
