@@ -32,11 +32,12 @@ DESCRIPTIONS = {
                   "wrist_3_joint"], "finger_joint", (0.0, 0.8)),
 }
 
-# a configuration of each arm away from singular poses and joint limits (rad)
+# a configuration of each arm away from singular poses and joint limits, its gravity torques within 2/3 of
+# the effort limits (rad)
 ARM_Q = {
     "panda": [0.3, -0.5, 0.2, -2.0, 0.1, 1.6, 0.7],
-    "baxter": [0.4, -0.3, 0.5, 1.2, -0.4, 0.8, 0.2],
-    "pr2": [-0.4, 0.3, -0.8, -1.0, 0.6, -0.7, 0.4],
+    "baxter": [0.4, 0.9, 0.3, 0.6, -0.4, 0.8, 0.2],
+    "pr2": [-0.2, 1.2, -1.5, -1.2, 0.6, -0.7, 0.4],
     "talos": [0.3, 0.4, 0.2, -1.0, 0.3, -0.2, 0.1],
     "ur5_2f85": [0.5, -1.2, 1.4, -0.8, 1.1, 0.3],
 }

@@ -1,0 +1,167 @@
+"""rne_controller on real descriptions, as a user starts it beside the robot's drivers: the whole robot's
+URDF (as robot_state_publisher publishes it), ``joints`` the arm, the gripper's own driver publishing the
+gripper on /joint_states at 50 Hz.
+
+For each description two controllers run side by side: one gets ``robot_description`` as a parameter
+(``mode: gravity``), the other waits for the ``/robot_description`` topic (``mode: computed_torque``).
+Their commands equal Pinocchio's RNE on the whole description (mimic joints placed by their rules) at
+the measured state, restricted to the arm, to 1e-9: gravity at zero velocity and acceleration; computed
+torque at every joint's measured q and qd, with the law's acceleration at the arm and 0 elsewhere. While
+the gripper moves, every command matches one of the gripper states its driver published, and the arm's
+state never goes stale.
+"""
+import math
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rne_control as rc
+import ros_util
+from oracle import rel_err
+from real_descriptions import ARM_Q, DESCRIPTIONS, full_state, oracle
+
+TOL = 1e-9
+KD = 20.0            # the controller's default kd (1/s)
+GRIPPER_HZ = 50.0
+ARM_HZ = 200.0
+
+
+def joint_state(names, q, qd):
+    from sensor_msgs.msg import JointState
+    m = JointState()
+    m.name, m.position, m.velocity = list(names), [float(x) for x in q], [float(x) for x in qd]
+    return m
+
+
+class Driver:
+    """A node of its own (its own context and thread) publishing joint states at ``hz`` from ``sample(t)`` ->
+    (names, q, qd); ``sent`` keeps what it published."""
+
+    def __init__(self, name, hz, sample):
+        from sensor_msgs.msg import JointState
+        self.node = ros_util.TestNode(name)
+        self.pub = self.node.publisher(JointState, "/joint_states", 100)
+        self.sample, self.sent, self.t0 = sample, [], time.monotonic()
+        self.lock = threading.Lock()
+        self.node.node.create_timer(1.0 / hz, self._tick)
+
+    def _tick(self):
+        names, q, qd = self.sample(time.monotonic() - self.t0)
+        self.pub.publish(joint_state(names, q, qd))
+        with self.lock:
+            self.sent.append((np.array(q), np.array(qd)))
+
+    def shutdown(self):
+        self.node.shutdown()
+
+
+def diag_values(diags, node_name):
+    for m in reversed(diags.snapshot()[0]):
+        for s in m.status:
+            if node_name in s.name:
+                return {kv.key: kv.value for kv in s.values}
+    return {}
+
+
+@pytest.mark.parametrize("name", list(DESCRIPTIONS))
+def test_arm_of_a_real_description_beside_its_gripper_driver(ros_procs, ros_node, name):
+    from diagnostic_msgs.msg import DiagnosticArray
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import Float64MultiArray, String
+
+    path, arm, gripper, (lo, hi) = DESCRIPTIONS[name]
+    text = Path(path).read_text()
+    model = rc.load_urdf(path, friction=False)
+    pin_ = oracle(name, model)
+    idx = [model.joint_names.index(j) for j in arm]
+    q_arm = np.array(ARM_Q[name])
+    qd_arm = 0.2 * np.cos(np.arange(len(arm)))
+    # the gripper's driver publishes its actuated joint and (as franka_gripper does) the Panda's second finger
+    followers = [j for j in model.passive_joint_names if name == "panda"]
+    g_names = [gripper] + followers
+    g0, g1 = lo + 0.3 * (hi - lo), lo + 0.8 * (hi - lo)
+    moving = threading.Event()
+
+    def gripper_sample(t):
+        if moving.is_set():   # half a sine period from g0 to g1 and back, then at g1
+            s = min(t - gripper_sample.t_move, 2.0)
+            g = g0 + (g1 - g0) * math.sin(0.5 * math.pi * s) if s < 2.0 else g1
+            gd = (g1 - g0) * 0.5 * math.pi * math.cos(0.5 * math.pi * s) if s < 2.0 else 0.0
+        else:
+            g, gd = g0, 0.05 * (hi - lo)        # still, with a measured velocity: it must be used
+        return g_names, [g] + [g] * len(followers), [gd] + [gd] * len(followers)
+
+    gripper_sample.t_move = 0.0
+    common = {"joints": arm, "ramp_time": 0.0, "state_timeout": 0.5, "rate": 200.0, "gc_freeze": False,
+              "friction_compensation": False}
+    ctl_a = ros_procs.start("rne_controller", node_name="ctl_param", params={
+        **common, "robot_description": text, "mode": "gravity", "command_topic": "/ctl_param/commands"})
+    ctl_b = ros_procs.start("rne_controller", node_name="ctl_topic", params={
+        **common, "mode": "computed_torque", "command_topic": "/ctl_topic/commands"})
+    qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    ros_node.node.create_publisher(String, "/robot_description", qos).publish(String(data=text))
+    cmd_a = ros_node.collect(Float64MultiArray, "/ctl_param/commands", qos=2000)
+    cmd_b = ros_node.collect(Float64MultiArray, "/ctl_topic/commands", qos=2000)
+    diags = ros_node.collect(DiagnosticArray, "/diagnostics", qos=50)
+    arm_driver = Driver("rne_test_arm_driver", ARM_HZ, lambda t: (arm, q_arm, qd_arm))
+    grip_driver = Driver("rne_test_gripper_driver", GRIPPER_HZ, gripper_sample)
+    procs = [ctl_a, ctl_b]
+    try:
+        def expected(g, gd):
+            q, qd = full_state(model, arm, q_arm, qd_arm, {gripper: g}, {gripper: gd})
+            qdd = np.zeros(model.n)
+            qdd[idx] = -KD * qd_arm                  # holding the first measured position: e = 0, qd_d = 0
+            return pin_.gravity(q)[idx], pin_.rnea(q, qd, qdd)[idx]
+
+        _, g_q, g_qd = gripper_sample(0.0)
+        want_a, want_b = expected(g_q[0], g_qd[0])
+        assert ros_node.wait_for(lambda: len(cmd_a) and len(cmd_b), 120.0, procs=procs), ros_procs.logs()[-6000:]
+
+        def matches(col, want):
+            m = col.last()
+            return m is not None and rel_err(m.data, want) < TOL
+
+        assert ros_node.wait_for(lambda: matches(cmd_a, want_a), 10.0, procs=procs), (cmd_a.last(), want_a)
+        assert ros_node.wait_for(lambda: matches(cmd_b, want_b), 10.0, procs=procs), (cmd_b.last(), want_b)
+        # the gripper moves: every command matches a gripper state its driver published
+        for c in (cmd_a, cmd_b):
+            c.clear()
+        with grip_driver.lock:
+            n_sent = len(grip_driver.sent)
+        gripper_sample.t_move = time.monotonic() - grip_driver.t0
+        moving.set()
+        time.sleep(2.6)
+        with grip_driver.lock:
+            sent = grip_driver.sent[n_sent - 1:]
+        msgs = [c.snapshot()[0] for c in (cmd_a, cmd_b)]
+        g_final = expected(g1, 0.0)
+        assert rel_err(cmd_b.last().data, g_final[1]) < TOL
+        assert rel_err(g_final[1], want_b) > 1e-6
+        diags.clear()
+        assert ros_node.wait_for(lambda: all(diag_values(diags, n) for n in ("ctl_param", "ctl_topic")), 5.0)
+        for node_name in ("ctl_param", "ctl_topic"):
+            d = diag_values(diags, node_name)
+            assert d["stale_events"] == "0" and d["rejected_joint_states"] == "0", (node_name, d)
+            assert d["ignored_passive_positions"] == "0", (node_name, d)
+    finally:
+        arm_driver.shutdown()
+        grip_driver.shutdown()
+    # every command during the motion matches a gripper state its driver published (the drivers are stopped
+    # first: this much Python in the test process would starve their threads)
+    table = [expected(q[0], qd[0]) for q, qd in sent]
+    for k in (0, 1):
+        assert len(msgs[k]) > 0.8 * 2.6 * 200.0, len(msgs[k])       # commands kept flowing at the rate
+        W = np.array([w[k] for w in table])
+        C = np.array([m.data for m in msgs[k]])
+        err = np.abs(C[:, None, :] - W[None]).max(axis=2) / np.abs(W).max(axis=1)[None]
+        assert err.min(axis=1).max() < TOL, (k, err.min(axis=1).max())
+        # (parallel fingers that open symmetrically, the Panda's or Baxter's, keep their centre of mass: their
+        # gravity torques do not change)
+        if np.abs(W - W[0]).max() > 1e-6 * np.abs(W[0]).max():
+            assert len(set(err.argmin(axis=1))) > 10, k               # the torques followed the gripper
+    for p in procs:
+        assert p.stop() == 0, p.log()[-3000:]
+    assert "waiting for /robot_description" in ctl_b.log()
