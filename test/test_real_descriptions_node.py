@@ -165,3 +165,72 @@ def test_arm_of_a_real_description_beside_its_gripper_driver(ros_procs, ros_node
     for p in procs:
         assert p.stop() == 0, p.log()[-3000:]
     assert "waiting for /robot_description" in ctl_b.log()
+
+
+def test_a_mimic_joint_no_longer_published_follows_its_leader(ros_procs, ros_node):
+    """The Panda with its hand controlled (finger_joint2 a closed loop on finger_joint1): the driver publishes
+    both fingers, then only finger_joint1, which moves farther than loop_tolerance. The last published
+    finger_joint2 expires after state_timeout, after which no state is rejected, and the torques (gravity
+    and the velocity terms, which feel where the fingers are) follow the closed loop."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    from std_msgs.msg import Float64MultiArray
+
+    path, arm, gripper, _ = DESCRIPTIONS["panda"]
+    model = rc.load_urdf(path)
+    joints = arm + [gripper]
+    q = np.array(ARM_Q["panda"] + [0.01])
+    qd = np.r_[np.linspace(0.5, -0.5, 7), 0.0]
+    ctl = ros_procs.start("rne_controller", params={"robot_description": Path(path).read_text(),
+                                                   "mode": "gravity_coriolis", "state_timeout": 0.2,
+                                                   "ramp_time": 0.0, "gc_freeze": False})
+    cmds = ros_node.collect(Float64MultiArray, "/effort_controller/commands", qos=1000)
+    diags = ros_node.collect(DiagnosticArray, "/diagnostics", qos=20)
+    pub = {"names": joints + ["panda_finger_joint2"], "q": q}
+    driver = Driver("rne_test_panda_driver", 100.0,
+                    lambda t: (pub["names"], list(pub["q"]) + list(pub["q"][-1:]) * (len(pub["names"]) - 8),
+                               list(qd) + [0.0] * (len(pub["names"]) - 8)))
+
+    def want(qa):
+        return rc.closed_loop_inverse_dynamics(model, qa, qd, np.zeros(8), friction=False)
+
+    try:
+        assert ros_node.wait_for(lambda: cmds.last() is not None and rel_err(cmds.last().data, want(q)) < TOL,
+                                 120.0, procs=[ctl]), ctl.log()[-4000:]
+        q2 = q.copy()
+        q2[-1] = 0.035                                          # 0.025 m from the last published finger_joint2
+        assert rel_err(want(q2), want(q)) > 1e-6
+        pub["names"], pub["q"] = joints, q2
+        assert ros_node.wait_for(lambda: rel_err(cmds.last().data, want(q2)) < TOL, 5.0, procs=[ctl]), cmds.last()
+        time.sleep(1.5)
+        assert rel_err(cmds.last().data, want(q2)) < TOL
+        assert ros_node.wait_for(lambda: diag_values(diags, "rne_controller"), 5.0)
+        rejected = int(diag_values(diags, "rne_controller")["rejected_joint_states"])
+        assert rejected <= 0.2 * 100 + 2, rejected    # only while the old finger_joint2 is younger than 0.2 s
+        time.sleep(1.2)
+        assert int(diag_values(diags, "rne_controller")["rejected_joint_states"]) == rejected
+    finally:
+        driver.shutdown()
+    assert ctl.stop() == 0
+
+
+def test_unusable_parts_of_a_description(ros_procs, ros_node):
+    """A <mimic> whose leader the document lacks (in an uncontrolled hand) is warned about in the log and the
+    node runs; a description that cannot be used stops the node at start with a message naming the element."""
+    from std_msgs.msg import Float64MultiArray
+    from test_urdf_as_published import XACRO_OUTPUT
+
+    warned = XACRO_OUTPUT.replace('<mimic joint="finger_left_joint"/>', '<mimic joint="gripper_motor_joint"/>')
+    ok = ros_procs.start("rne_controller", params={"robot_description": warned, "joints": ["turn", "bend"],
+                                                  "mode": "gravity", "gc_freeze": False})
+    cmds = ros_node.collect(Float64MultiArray, "/effort_controller/commands")
+    pub = ros_node.publisher(__import__("sensor_msgs.msg", fromlist=["JointState"]).JointState, "/joint_states")
+    assert ros_node.wait_for_subscribers(pub, 1, 60.0)
+    assert ros_node.wait_for(lambda: (pub.publish(joint_state(["turn", "bend"], [0.1, 0.2], [0, 0])) or len(cmds)),
+                             60.0, procs=[ok], interval=0.05), ok.log()[-3000:]
+    assert "mimic joint 'finger_right_joint': its leader 'gripper_motor_joint' is not a movable joint" in ok.log()
+    assert ok.stop() == 0
+    bad = ros_procs.start("rne_controller", params={"robot_description": XACRO_OUTPUT.replace(
+        'type="continuous"', 'type="planar"'), "joints": ["turn", "bend"]})
+    assert ros_node.wait_for(lambda: not bad.alive(), 60.0)
+    assert bad.returncode == 1
+    assert "joint 'turn': unsupported joint type 'planar'" in bad.log()
