@@ -141,6 +141,14 @@ def test_unreachable_poses_and_lengths():
         rc.platform_inverse_kinematics(MODEL, np.array([0, 0, 3.9, 0, 0, 0, 1]))
     q = rc.platform_inverse_kinematics(MODEL, np.array([0, 0, 3.9, 0, 0, 0, 1]), check_limits=False)
     assert q.min() > 3.8
+    # the Cartesian dynamics refuse an unreachable pose the same way, in a stack naming the sample
+    far = np.array([0, 0, 3.9, 0, 0, 0, 1.0])
+    for f in (rc.parallel_inverse_dynamics, rc.parallel_forward_dynamics):
+        with pytest.raises(rc.InputError, match=r"pose unreachable: leg 'leg\d'.*would be \d\.\d+ m long, outside "
+                                                r"its stroke \[2.5, 3.8\]"):
+            f(MODEL, far, np.zeros(6), np.zeros(6))
+        with pytest.raises(rc.InputError, match=r"pose unreachable \(sample 1\): leg"):
+            f(MODEL, np.stack([MODEL.home_pose, far]), np.zeros(6), np.zeros(6))
     with pytest.raises(rc.LoopClosureError, match="did not converge.*residual"):
         rc.platform_forward_kinematics(MODEL, [3.0, 3.0, 3.0, 8.0, 8.0, 8.0])
     with pytest.raises(rc.LoopClosureError):

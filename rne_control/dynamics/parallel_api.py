@@ -97,6 +97,11 @@ def _check(model, code, s, single, pose=None, q=None):
             f"forward kinematics of '{model.name}' did not converge for leg lengths {np.round(q[s], 9).tolist()}"
             f"{at}: residual {res:.3g} m after {pk.FK_MAXIT} Newton-Raphson steps (unreachable lengths, or a "
             f"guess on another assembly branch)")
+    if kind == pk.OUT_OF_STROKE:
+        length = _ik(model, np.ascontiguousarray(pose[s:s + 1]))[0][0, idx]
+        lo, hi = model.position_limits[idx]
+        raise InputError(f"pose unreachable{at}: leg '{model.leg_names[idx]}' (joint '{model.joint_names[idx]}') "
+                         f"would be {length:.6g} m long, outside its stroke [{lo:.6g}, {hi:.6g}] m")
     if kind == pk.SINGULAR_MASS:
         raise SingularMassMatrixError(f"the Cartesian mass matrix of '{model.name}' is singular{at}: the platform "
                                       f"and legs have no inertia in some direction")
@@ -126,9 +131,7 @@ def platform_inverse_kinematics(model, pose, leg_joints=False, check_limits=True
         bad = np.argwhere((q < lo) | (q > hi))
         if bad.size:
             s, i = bad[0]
-            at = "" if single else f" (sample {s})"
-            raise InputError(f"pose unreachable{at}: leg '{model.leg_names[i]}' (joint '{model.joint_names[i]}') "
-                             f"would be {q[s, i]:.6g} m long, outside its stroke [{lo[i]:.6g}, {hi[i]:.6g}] m")
+            _check(model, pk.OUT_OF_STROKE * 100 + int(i), s, single, P)
     if single:
         return (q[0], legq[0]) if leg_joints else q[0]
     return (q, legq) if leg_joints else q
@@ -194,7 +197,8 @@ def parallel_inverse_dynamics(model, pose, twist, accel, f_ext=None, friction=Tr
     Khalil's eq. (66): Gamma = J_p^T [F_p + sum_i J_vi^T J_i^-T Gamma_i], the legs' own inverse dynamics
     Gamma_i included. ``f_ext`` [f; n] (6,) is a wrench on the platform (base coordinates, about the
     platform origin); ``friction`` adds each actuator's viscous and Coulomb friction; ``gravity`` (m/s^2)
-    overrides the model's. Stacked: (N, .) -> (N, 6)."""
+    overrides the model's. Stacked: (N, .) -> (N, 6). A pose that puts a leg outside its stroke is
+    unreachable: InputError naming the leg, as in :func:`platform_inverse_kinematics`."""
     return _cartesian(pd.id_many, model, pose, twist, accel, "accel", f_ext, friction, gravity)
 
 
@@ -202,7 +206,8 @@ def parallel_forward_dynamics(model, pose, twist, tau, f_ext=None, friction=True
     """The platform acceleration [a; dw] (6,) (classical, base coordinates) under actuator forces ``tau``
     (6,) (N) at (pose, twist): the inverse of :func:`parallel_inverse_dynamics`. It solves
     Lambda accel + h = J_p^-T tau without inverting J_p^-1, so it stays defined at a type II singularity
-    (where the platform gains a motion the legs cannot resist). Stacked: -> (N, 6)."""
+    (where the platform gains a motion the legs cannot resist). Stacked: -> (N, 6). An unreachable pose
+    raises InputError naming the leg."""
     return _cartesian(pd.fd_many, model, pose, twist, tau, "tau", f_ext, friction, gravity)
 
 

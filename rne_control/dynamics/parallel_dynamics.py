@@ -16,7 +16,7 @@ from .direct import keep_alive, unmanaged
 from .parallel_kinematics import (F_ACCEL, F_FEXT, F_POSE, F_Q, F_QD, F_QDD, F_TAU, F_TWIST, LENGTH, LEG_TOL, NL,
                                   NONFINITE, ROW_GRAVITY, ROW_PLATFORM, SCRATCH, SINGULAR_JP, SINGULAR_LEG,
                                   SINGULAR_MASS, ZERO_QUAT, carve, cross, finite_status, inverse_jacobian,
-                                  joint_to_cartesian, leg_motion, lu_solve, pose_rotation, scratch, st)
+                                  joint_to_cartesian, leg_motion, lu_solve, pose_rotation, scratch, st, stroke_status)
 from .rnea import NO_FEXT, rnea
 from .spatial import entry, jit, split
 
@@ -128,7 +128,7 @@ def _id(PK, LK, pose, twist, accel, fext, flags, out, buf):
             code = 0 if pose_rotation(pose[s], R) else st(ZERO_QUAT, 0)
         if not code:
             code = cartesian_id(PK, LK, pose[s], twist[s], accel[s], fext[s], flags, out[s], R, W, Jinv, qlen, U, P,
-                                lq, lqd, lqdd, gam, E, t, M)
+                                lq, lqd, lqdd, gam, E, t, M) or stroke_status(PK, qlen)
         if code:
             return code, s
     return 0, 0
@@ -153,7 +153,7 @@ def _fd(PK, LK, pose, twist, tau, fext, flags, out, buf):
             code = 0 if pose_rotation(pose[s], R) else st(ZERO_QUAT, 0)
         if not code:
             code = cartesian_fd(PK, LK, pose[s], twist[s], tau[s], fext[s], flags, out[s], R, W, Jinv, qlen, U, P,
-                                lq, lqd, lqdd, gam, E, t, M, Lam, h, e)
+                                lq, lqd, lqdd, gam, E, t, M, Lam, h, e) or stroke_status(PK, qlen)
         if code:
             return code, s
     return 0, 0

@@ -7,8 +7,9 @@ derivative [a; dw]. P_i = R b_i is the platform point B_i relative to the platfo
 the leg vector, q_i = |L_i| the leg length and u_i = L_i / q_i.
 
 The platform kernel array PK (see rne_control.model.parallel): row i < 6 holds A_i (0:3), b_i (3:6) and the
-leg's reference axes x0 (6:9, the universal joint's first axis a1), y0 (9:12), z0 (12:15); row 6 the
-platform's inertial parameters [m, h, I_o] (platform frame); row 7 gravity (m/s^2, base frame).
+leg's reference axes x0 (6:9, the universal joint's first axis a1), y0 (9:12), z0 (12:15) and its stroke
+[lower, upper] (15:17, m); row 6 the platform's inertial parameters [m, h, I_o] (platform frame); row 7
+gravity (m/s^2, base frame).
 """
 import math
 
@@ -20,7 +21,7 @@ from .spatial import entry, inline, jit
 NL = 6
 ROW_PLATFORM, ROW_GRAVITY = 6, 7
 # Status codes: kind * 100 + index (leg, or the input field of NONFINITE); decoded in parallel_api.
-NONFINITE, SINGULAR_JP, SINGULAR_LEG, NO_CONVERGENCE, ZERO_QUAT, SINGULAR_MASS, LENGTH = 1, 2, 3, 4, 5, 6, 7
+NONFINITE, SINGULAR_JP, SINGULAR_LEG, NO_CONVERGENCE, ZERO_QUAT, SINGULAR_MASS, LENGTH, OUT_OF_STROKE = range(1, 9)
 F_POSE, F_TWIST, F_ACCEL, F_Q, F_QD, F_QDD, F_TAU, F_FEXT = 0, 1, 2, 3, 4, 5, 6, 7
 PIVOT_TOL = 1e-10     # relative pivot below which a 6x6 matrix is singular
 LEG_TOL = 1e-9        # |a1 . e1| (universal joint) or leg length (m) below which a leg is singular
@@ -83,6 +84,16 @@ def inverse_jacobian(PK, pose, R, Jinv, qlen, U, P):
             U[i, k] /= q
             Jinv[i, k] = U[i, k]
         cross(P[i], U[i], Jinv[i, 3:6])
+
+
+@jit
+def stroke_status(PK, qlen):
+    """OUT_OF_STROKE status of the first leg whose length (of the last inverse_jacobian) is outside its
+    stroke, or 0: the pose is unreachable."""
+    for i in range(NL):
+        if qlen[i] < PK[i, 15] or qlen[i] > PK[i, 16]:
+            return OUT_OF_STROKE * 100 + i
+    return 0
 
 
 @jit

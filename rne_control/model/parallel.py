@@ -28,7 +28,7 @@ from .spatial import body_params, check_inertia, inertia_matrix, transform
 
 N_LEGS = 6
 # Rows of the platform kernel array PK (width PW); see rne_control.dynamics.parallel_kinematics.
-PW = 15
+PW = 17
 ROW_PLATFORM, ROW_GRAVITY = N_LEGS, N_LEGS + 1
 
 
@@ -96,6 +96,7 @@ class ParallelModel:
             R0 = reference_frame(self.u_axes[i])
             PK[i, 0:3], PK[i, 3:6] = self.base_points[i], self.platform_points[i]
             PK[i, 6:15] = R0.T.ravel()  # the columns x0, y0, z0 one after the other
+            PK[i, 15:17] = self.position_limits[i]   # the leg's stroke
         PK[ROW_PLATFORM, 0:10] = params
         PK[ROW_GRAVITY, 0:3] = gravity
         LK = np.ascontiguousarray(np.stack([lg.kernel_array(np.asarray(gravity, float)) for lg in self.legs]))
