@@ -187,13 +187,22 @@ def run(args) -> int:
 
     import rne_control as rc
 
+    from rne_control.control import make_plant
+
     # the model before any process starts: a config it cannot load stops the soak with nothing running
     model_file = Path(cp["model_file"]) if Path(cp["model_file"]).is_absolute() else REPO / cp["model_file"]
-    model = rc.load_model(str(model_file), joints=joints)
-    m_diag = np.diag(rc.mass_matrix(model, q_ready))
+    plant = make_plant(rc.load_model(str(model_file)), joints)
+    q_state = plant.reference_state()[0]
+    q_state[:n] = q_ready
+    plant.set_state(q_state, np.zeros_like(q_state))
+    m_diag = np.diag(plant.mass_matrix())
+    # the trajectories' targets: within 0.3 (rad or m) of the ready pose and a tenth of each joint's range
+    span = np.diff(plant.position_limits, axis=1)[:, 0]
+    reach = np.where(np.isfinite(span), np.minimum(0.3, 0.1 * span), 0.3)
+    payload_link = plant.link_names[-1]     # the last link of the model (a URDF's last leaf, the platform)
     changes = [
         ("gains", {"kp": [64.0] * n, "kd": [16.0] * n}),
-        ("payload", {"payload_link": "arm7_link7", "payload_mass": 1.0, "payload_com": [0.0, 0.0, 0.05],
+        ("payload", {"payload_link": payload_link, "payload_mass": 1.0, "payload_com": [0.0, 0.0, 0.05],
                      "payload_inertia": [1e-3, 1e-3, 1e-3, 0.0, 0.0, 0.0]}),
         # a soft PD scaled to each joint's inertia (omega = 4 rad/s, critically damped): being diagonal, it
         # does not decouple the joints as computed torque does, and stiffer ones go unstable here once the
@@ -371,7 +380,7 @@ def run(args) -> int:
                 t_next["param"] += 5.0
             if now >= t_next["traj"] and last_js[0] is not None and np.all(np.isfinite(last_js[0])):
                 q0 = last_js[0]
-                q1 = q_ready + rng.uniform(-0.3, 0.3, n)
+                q1 = q_ready + rng.uniform(-1.0, 1.0, n) * reach
                 msg = trajectory(joints, q0, q1, 1.5)
                 if k_traj % 2 == 0:
                     traj_pub.publish(msg)
