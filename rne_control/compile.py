@@ -116,6 +116,12 @@ def compile_all(verbose: bool = False) -> dict:
     warm_up_trajectory(TrajectoryGenerator(model.joint_names))
     warm_up_output(model.n)
     _warm_up_state_mapping(model)
+    # a tree on a fixed base with one joint uncontrolled: the restricted dynamics and the held simulation
+    from .control.plants import make_plant
+    from .control.simulation import Simulation
+    plant = make_plant(rc.load_model(_URDF), ["j2"])
+    warm_up_law(ControlLaw(plant), BaseState(), {k: np.zeros(plant.n) for k in SPLIT_PARTS})
+    Simulation(plant).step(np.zeros(plant.n), 1e-4)
     _warm_up_other_plants(verbose)
     stats = {"seconds": time.perf_counter() - t0, "signatures": sum(signature_counts().values()),
              "compiled": len(mon.compiles)}
@@ -129,7 +135,8 @@ _OTHER_KINDS = ("config/fourbar.yaml", "config/gough_stewart.yaml", "config/arm7
 
 
 def _warm_up_other_plants(verbose: bool) -> None:
-    """The control law and the simulation step on a closed-loop, a parallel and an elastic model."""
+    """The control law and the simulation step on a closed-loop, a parallel and an elastic model, each with
+    every actuated joint controlled and with one uncontrolled."""
     import warnings
 
     import rne_control as rc
@@ -148,13 +155,15 @@ def _warm_up_other_plants(verbose: bool) -> None:
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            plant = make_plant(rc.load_model(str(path)))
-        law = ControlLaw(plant)
-        warm_up_law(law, BaseState(), {k: np.zeros(plant.n) for k in SPLIT_PARTS})
-        sim = Simulation(plant)
-        sim.step(np.zeros(plant.n), 1e-4, rk4=True)
-        sim.step(np.zeros(plant.n), 1e-4, rk4=False)
-        sim.joint_states()
+            model = rc.load_model(str(path))
+        whole = make_plant(model)
+        for plant in (whole, make_plant(model, whole.joint_names[:-1])):
+            law = ControlLaw(plant)
+            warm_up_law(law, BaseState(), {k: np.zeros(plant.n) for k in SPLIT_PARTS})
+            sim = Simulation(plant)
+            sim.step(np.zeros(plant.n), 1e-4, rk4=True)
+            sim.step(np.zeros(plant.n), 1e-4, rk4=False)
+            sim.joint_states()
 
 
 def _warm_up_state_mapping(model) -> None:
