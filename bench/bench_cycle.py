@@ -12,6 +12,10 @@ last-level cache), as they are when other processes run between two states. Comp
 bench-loop``: what that adds is the machine (DDS traffic, ``rne_sim`` and the baseline sharing 2 cores,
 and so the caches).
 
+Then what an uncontrolled part costs: the Panda with its hand uncontrolled (config/panda_controller.yaml,
+urdf/panda.urdf) against the same URDF with the hand's links and joints removed, warm caches, one run
+each; the goal is a compute p50 ratio of at most 1.10.
+
     .venv/bin/python bench/bench_cycle.py [--states 4000] [--evict 32] [--config config/arm7_controller.yaml ...]
 """
 import argparse
@@ -45,11 +49,27 @@ def states(plant, n, dt=1e-3, amplitude=0.05, hz=0.5):
     return out
 
 
-def run(config, n_states, warm, evict=None):
+HAND = ("panda_hand", "panda_hand_tcp", "panda_leftfinger", "panda_rightfinger")
+
+
+def without_hand(path, out):
+    """urdf/panda.urdf without its hand: the links of HAND and the joints to them removed."""
+    import xml.etree.ElementTree as ET
+    root = ET.parse(path).getroot()
+    for e in list(root):
+        if (e.tag == "link" and e.get("name") in HAND) or (
+                e.tag == "joint" and e.find("child") is not None and e.find("child").get("link") in HAND):
+            root.remove(e)
+    ET.ElementTree(root).write(out)
+    return out
+
+
+def run(config, n_states, warm, evict=None, params=()):
     import rclpy
     from rne_control.ros.controller_node import ControllerNode
+    extra = [a for k, v in params for a in ("-p", f"{k}:={v}")]
     rclpy.init(args=["bench_cycle", "--ros-args", "--params-file", str(ROOT / config), "-p", "trigger:=state",
-                     "-p", "rate:=1000.0", "-p", "sched_priority:=0", "--log-level", "warn"])
+                     "-p", "rate:=1000.0", "-p", "sched_priority:=0", *extra, "--log-level", "warn"])
     try:
         node = ControllerNode()
         msgs = states(node.plant, n_states + warm)
@@ -90,6 +110,15 @@ def main():
             print(f"{Path(cfg).name:<36}{label:>8}{np.percentile(compute, 50):>13.1f}"
                   f"{np.percentile(compute, 99):>8.1f}{np.percentile(callback, 50):>14.1f}"
                   f"{np.percentile(callback, 99):>8.1f}")
+    import tempfile
+    bare = without_hand(ROOT / "urdf" / "panda.urdf", Path(tempfile.mkdtemp()) / "panda_without_hand.urdf")
+    p50 = {}
+    for label, params in (("hand uncontrolled", ()), ("hand removed", (("model_file", bare),))):
+        compute, _ = run("config/panda_controller.yaml", args.states, args.warm, None, params)
+        p50[label] = np.percentile(compute, 50)
+    ratio = p50["hand uncontrolled"] / p50["hand removed"]
+    print(f"Panda, warm caches, compute p50: hand uncontrolled {p50['hand uncontrolled']:.1f} us, hand removed "
+          f"{p50['hand removed']:.1f} us: ratio {ratio:.3f} (goal <= 1.10: {'met' if ratio <= 1.10 else 'missed'})")
     return 0
 
 
