@@ -1,5 +1,6 @@
 """rne_demo end to end, in real time, on the kinds of model beyond a tree (spawns rne_sim and rne_controller
-through the console scripts): it runs, reports its table and writes its plot."""
+through the console scripts), and on the Panda with its hand uncontrolled: it runs, reports its table and
+writes its plot."""
 import re
 import subprocess
 
@@ -8,7 +9,7 @@ import pytest
 import ros_util
 
 
-@pytest.mark.parametrize("robot", ["palletizer", "gough_stewart", "arm7_sea"])
+@pytest.mark.parametrize("robot", ["palletizer", "gough_stewart", "arm7_sea", "panda"])
 def test_demo_runs(robot, tmp_path, compiled_kernels):
     out = tmp_path / f"{robot}.png"
     r = subprocess.run(ros_util.console_command("rne_demo") + ["--robot", robot, "--output", str(out)],

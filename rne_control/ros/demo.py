@@ -8,6 +8,8 @@ through a demo trajectory twice and compares the two control laws:
 * ``--robot ffsr`` (free-flying space robot): computed torque with ``base: fixed`` (ignoring that
   the satellite floats), then ``base: free_floating``; the base drift is reported;
 * ``--robot arm7``: like the PUMA, on the 7-DOF arm;
+* ``--robot panda``: like the PUMA, on the Franka Panda's arm as franka_description publishes it, its hand
+  (and the hand's mimic joint) uncontrolled: rne_sim holds it and publishes it, as its driver would;
 * ``--robot palletizer``: like the PUMA, on the palletiser whose elbow is driven through a
   parallelogram (a closed loop: the controller works in the three motor coordinates);
 * ``--robot gough_stewart``: the platform flies surge, heave and yaw sines given as a platform trajectory
@@ -42,6 +44,8 @@ ROBOTS = {
                     amp=[0.6, -0.5, 0.5, 0.8, 0.6, 1.0], T=4.0),
     "arm7": dict(config="config/arm7_controller.yaml",
                  amp=[0.6, 0.5, -0.5, 0.6, 0.8, 0.5, 1.0], T=4.0),
+    "panda": dict(config="config/panda_controller.yaml",
+                  amp=[0.6, 0.5, -0.5, 0.6, 0.8, 0.5, 1.0], T=4.0),
     "palletizer": dict(config="config/palletizer_controller.yaml", amp=[0.8, 0.3, -0.35], T=4.0),
     "gough_stewart": dict(config="config/gough_stewart_controller.yaml", T=4.0, task_space=True,
                           motion=[0.15, 0.0, 0.1, 0.0, 0.0, 0.12]),   # surge (m), heave (m), yaw (rad)
@@ -201,12 +205,13 @@ def _phase(dn, label, f, T, lead=0.3, tail=0.5, task=None):
     return res
 
 
-def _mass_diag(model, joints, q_sim):
+def _mass_diag(model, joints, q_sim, locked):
     """Diagonal of the mass matrix in the controlled coordinates at the simulator's start state
-    (``initial_positions``, in its joint order), for any kind of model."""
+    (``initial_positions``, in its joint order), the uncontrolled joints at their ``locked`` positions, for
+    any kind of model."""
     from rne_control.control import make_plant
 
-    plant = make_plant(model, joints)
+    plant = make_plant(model, joints, locked)
     names, q, _ = plant.sim_joint_states(q_sim, np.zeros_like(q_sim))
     at = dict(zip(names, q))
     q_state = np.array([at.get(j, math.nan) for j in plant.state_names])
@@ -246,7 +251,8 @@ def main(argv=None):
 
     model = rc.load_model(str(find(ctl_cfg["model_file"])))
     q0 = np.asarray(sim_cfg.get("initial_positions", [0.0] * n), float)
-    mdiag = _mass_diag(model, joints, q0) if compare == "gravity_pd" else None
+    locked = {k[len("locked."):]: float(v) for k, v in ctl_cfg.items() if k.startswith("locked.")}
+    mdiag = _mass_diag(model, joints, q0, locked) if compare == "gravity_pd" else None
     springs = list(getattr(model, "elastic_joint_names", ()))
 
     if floating:
