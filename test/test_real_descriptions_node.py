@@ -234,3 +234,36 @@ def test_unusable_parts_of_a_description(ros_procs, ros_node):
     assert ros_node.wait_for(lambda: not bad.alive(), 60.0)
     assert bad.returncode == 1
     assert "joint 'turn': unsupported joint type 'planar'" in bad.log()
+
+
+def test_rne_sim_simulates_the_commanded_joints_and_holds_the_rest(ros_procs, ros_node):
+    """rne_sim publishes the joints it simulates (the commanded ones, and the passive joints of their loops);
+    the uncontrolled ones are held at their locked positions and published only with publish_uncontrolled."""
+    from sensor_msgs.msg import JointState
+
+    panda = ros_util.config("panda_controller.yaml")
+    a = ros_procs.start("rne_sim", params_file=panda, remap={"__ns": "/a"}, params={
+        "publish_uncontrolled": False, "joint_states_topic": "/js_a"})
+    b = ros_procs.start("rne_sim", params_file=panda, remap={"__ns": "/b"}, params={"joint_states_topic": "/js_b"})
+    # the palletiser's parallelogram loop (joint2, joint3, elbow, rod) with joint2 held: joint3 drives it
+    pal = ros_procs.start("rne_sim", params_file=ros_util.config("palletizer_controller.yaml"), remap={"__ns": "/pal"},
+                          params={"joints": ["joint3", "joint1"], "initial_positions": [-0.2, 0.0],
+                                  "locked.joint2": 0.3, "publish_uncontrolled": True, "joint_states_topic": "/js_pal",
+                                  "effort_limits": [2000.0, 2000.0]})
+    js = {k: ros_node.collect(JointState, "/js_" + k, qos=10) for k in ("a", "b", "pal")}
+    assert ros_node.wait_for(lambda: all(len(c) for c in js.values()), 120.0, procs=[a, b, pal]), ros_procs.logs()
+    arm = DESCRIPTIONS["panda"][1]
+    assert list(js["a"].last().name) == arm
+    m = js["b"].last()
+    assert list(m.name) == arm + ["panda_finger_joint1", "panda_finger_joint2"]
+    assert list(m.position[7:]) == [0.02, 0.02]                # locked, and the mimic joint by its rule
+    m = js["pal"].last()
+    assert list(m.name) == ["joint3", "joint1", "elbow", "rod", "joint2"], m.name
+    model = rc.load_model(str(ros_util.REPO / "config" / "palletizer.yaml"))
+    q = dict(zip(m.name, m.position))
+    assert q["joint2"] == 0.3
+    q_tree = rc.solve_loops(model, [q["joint1"], q["joint2"], q["joint3"]])
+    for j in ("elbow", "rod"):
+        assert abs(q[j] - q_tree[model.joint_names.index(j)]) < 1e-9, (j, q, q_tree)
+    for p in (a, b, pal):
+        assert p.stop() == 0, p.log()[-3000:]

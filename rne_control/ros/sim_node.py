@@ -470,7 +470,7 @@ class SimNode(Node):
 
 
 def main(args=None):
-    return run(SimNode, NODE_NAME, args)
+    return run(SimNode, NODE_NAME, args, quiet=(ValueError,))   # a bad parameter or model: its message only
 
 
 if __name__ == "__main__":
