@@ -37,6 +37,7 @@ bench-loop: $(STAMP)
 	$(VPY) bench/bench_loop.py --config config/palletizer_controller.yaml
 	$(VPY) bench/bench_loop.py --config config/gough_stewart_controller.yaml
 	$(VPY) bench/bench_cycle.py
+	$(VPY) bench/bench_descriptions.py
 	$(VPY) bench/bench_stalls.py --with-sim config/arm7_controller.yaml
 
 # 10 minutes at 1 kHz with trajectories, parameter changes and rne_sim restarts (bench/soak.py --minutes N)

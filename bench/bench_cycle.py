@@ -49,17 +49,34 @@ def states(plant, n, dt=1e-3, amplitude=0.05, hz=0.5):
     return out
 
 
-HAND = ("panda_hand", "panda_hand_tcp", "panda_leftfinger", "panda_rightfinger")
+PANDA_ARM = ["panda_joint%d" % i for i in range(1, 8)]
 
 
-def without_hand(path, out):
-    """urdf/panda.urdf without its hand: the links of HAND and the joints to them removed."""
+def without_uncontrolled(path, joints, out):
+    """The URDF at ``path`` without what ``joints`` do not need, written to ``out``: every link below which
+    no joint of ``joints`` lies is removed with the joint to it (the Panda's hand, Baxter's other arm and
+    head), and the movable joints left that are not in ``joints`` become fixed (PR2's torso)."""
     import xml.etree.ElementTree as ET
     root = ET.parse(path).getroot()
+    joints_to = {e.find("child").get("link"): e for e in root if e.tag == "joint"}
+    below = {}                                   # link -> does a joint of ``joints`` lie below it
+    for e in joints_to.values():
+        link, hit = e.find("child").get("link"), e.get("name") in joints
+        while True:
+            below[link] = below.get(link, False) or hit
+            parent = joints_to.get(link)
+            if parent is None:
+                break
+            link, hit = parent.find("parent").get("link"), hit or parent.get("name") in joints
     for e in list(root):
-        if (e.tag == "link" and e.get("name") in HAND) or (
-                e.tag == "joint" and e.find("child") is not None and e.find("child").get("link") in HAND):
+        if e.tag == "link" and e.get("name") in joints_to and not below[e.get("name")]:
             root.remove(e)
+        elif e.tag == "joint" and not below[e.find("child").get("link")]:
+            root.remove(e)
+        elif e.tag == "joint" and e.get("type") != "fixed" and e.get("name") not in joints:
+            e.set("type", "fixed")
+            for m in e.findall("mimic"):
+                e.remove(m)
     ET.ElementTree(root).write(out)
     return out
 
@@ -111,7 +128,8 @@ def main():
                   f"{np.percentile(compute, 99):>8.1f}{np.percentile(callback, 50):>14.1f}"
                   f"{np.percentile(callback, 99):>8.1f}")
     import tempfile
-    bare = without_hand(ROOT / "urdf" / "panda.urdf", Path(tempfile.mkdtemp()) / "panda_without_hand.urdf")
+    bare = without_uncontrolled(ROOT / "urdf" / "panda.urdf", PANDA_ARM,
+                                Path(tempfile.mkdtemp()) / "panda_without_hand.urdf")
     p50 = {}
     for label, params in (("hand uncontrolled", ()), ("hand removed", (("model_file", bare),))):
         compute, _ = run("config/panda_controller.yaml", args.states, args.warm, None, params)

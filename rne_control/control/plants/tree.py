@@ -83,8 +83,9 @@ class TreePlant(Plant):
             raise ValueError("joints lists a joint twice: %s" % joints)
         bad = [j for j in joints if j in rules]
         if bad:
-            raise ValueError("joints %s: %s (mimic joints follow their leaders %s: they have no actuator of their "
-                             "own; control the leader instead)" % (bad, "passive joints", [rules[j][0] for j in bad]))
+            raise ValueError("joints %s are passive joints of model %r: <mimic> joints follow their leaders %s and "
+                             "have no actuator of their own; control the leader instead"
+                             % (bad, model.name, [rules[j][0] for j in bad]))
         locked = dict(locked or {})
         bad = [j for j in locked if j not in names or j in joints or j in rules]
         if bad:
