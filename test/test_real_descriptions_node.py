@@ -267,3 +267,37 @@ def test_rne_sim_simulates_the_commanded_joints_and_holds_the_rest(ros_procs, ro
         assert abs(q[j] - q_tree[model.joint_names.index(j)]) < 1e-9, (j, q, q_tree)
     for p in (a, b, pal):
         assert p.stop() == 0, p.log()[-3000:]
+
+
+def test_a_gripper_driver_off_the_mimic_rule_is_ignored_counted_and_warned_about_once(ros_procs, ros_node):
+    """The Panda's arm controlled: a gripper driver that publishes panda_finger_joint2 off its rule (0.03 m from
+    panda_finger_joint1) never rejects the arm's state; the value is ignored (the finger follows its leader),
+    counted in the diagnostics and warned about once."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    from std_msgs.msg import Float64MultiArray
+
+    path, arm, gripper, _ = DESCRIPTIONS["panda"]
+    model = rc.load_urdf(path, friction=False)
+    pin_ = oracle("panda", model)
+    ctl = ros_procs.start("rne_controller", params={"robot_description": Path(path).read_text(), "joints": arm,
+                                                   "mode": "gravity", "ramp_time": 0.0, "gc_freeze": False})
+    cmds = ros_node.collect(Float64MultiArray, "/effort_controller/commands", qos=100)
+    diags = ros_node.collect(DiagnosticArray, "/diagnostics", qos=20)
+    q_arm = np.array(ARM_Q["panda"])
+    drivers = [Driver("rne_test_arm", 200.0, lambda t: (arm, q_arm, np.zeros(7))),
+               Driver("rne_test_gripper", GRIPPER_HZ, lambda t: ([gripper, "panda_finger_joint2"], [0.01, 0.04],
+                                                                  [0.0, 0.0]))]
+    try:
+        q, _ = full_state(model, arm, q_arm, np.zeros(7), {gripper: 0.01})
+        want = pin_.gravity(q)[[model.joint_names.index(j) for j in arm]]
+        assert ros_node.wait_for(lambda: cmds.last() is not None and rel_err(cmds.last().data, want) < TOL, 120.0,
+                                 procs=[ctl]), ctl.log()[-3000:]
+        time.sleep(2.5)
+        d = diag_values(diags, "rne_controller")
+        assert int(d["ignored_passive_positions"]) > 50 and d["rejected_joint_states"] == "0", d
+        assert d["stale_events"] == "0", d
+    finally:
+        for dr in drivers:
+            dr.shutdown()
+    assert ctl.stop() == 0
+    assert ctl.log().count("panda_finger_joint2 are off their closed values") == 1, ctl.log()[-3000:]
