@@ -48,7 +48,7 @@ def test_make_plant_picks_each_kind_and_checks_joints():
         make_plant(_load("arm7_sea.yaml"), joints=["arm7_joint1", "arm7_joint2_deflection"])
     with pytest.raises(ValueError, match="'nope'"):
         make_plant(_load("puma560.yaml"), joints=["joint1", "nope"])
-    with pytest.raises(ValueError, match=r"locked joints \['joint2'\] are not uncontrolled active joints"):
+    with pytest.raises(ValueError, match=r"locked joints \[.joint2.\] are not uncontrolled actuated joints"):
         make_plant(_load("fourbar.yaml"), locked={"joint2": 0.1})
 
 

@@ -64,6 +64,30 @@ def first_missing(q, qd, n):
 DEFAULT_LOOP_TOLERANCE = 0.01   # rad or m: how far a published passive joint may be from its closed value
 
 
+def choose_joints(model, actuated, joints, locked, passive_reason):
+    """(joints, uncontrolled, locked) of a plant: ``joints`` (default: ``actuated``, the model's actuated
+    joints in its order) as a list, the actuated joints it leaves uncontrolled, and ``locked`` as a dict.
+    ValueError names unknown or repeated joints, controlled joints outside ``actuated`` (with
+    ``passive_reason(bad)``, why they cannot be controlled) and locked joints that are not uncontrolled
+    actuated ones."""
+    joints = list(actuated) if not joints else list(joints)
+    bad = [j for j in joints if j not in model.joint_names]
+    if bad:
+        raise ValueError(f"joints {bad} are not joints of model {model.name!r} (its actuated joints: {list(actuated)})")
+    if len(set(joints)) != len(joints):
+        raise ValueError(f"joints lists a joint twice: {joints}")
+    bad = [j for j in joints if j not in actuated]
+    if bad:
+        raise ValueError(passive_reason(bad))
+    uncontrolled = [j for j in actuated if j not in joints]
+    locked = dict(locked or {})
+    bad = [j for j in locked if j not in uncontrolled]
+    if bad:
+        raise ValueError(f"locked joints {bad} are not uncontrolled actuated joints of model {model.name!r} "
+                         f"(uncontrolled: {uncontrolled}; a passive or mimic joint follows the others)")
+    return joints, uncontrolled, locked
+
+
 class StateError(ValueError):
     """A measured state the plant cannot accept (a loop that does not close, a missing elastic joint)."""
 

@@ -31,7 +31,7 @@ from ...dynamics.spatial import FRICTION, JTYPE, QIDX, REVOLUTE
 from ...model.loops import loop_groups
 from .. import _kernels as K
 from .._fused import closed_loop_computed_torque, ready
-from ..plant import DEFAULT_LOOP_TOLERANCE, Plant, StateError, joint_friction, payload_links
+from ..plant import DEFAULT_LOOP_TOLERANCE, Plant, StateError, choose_joints, joint_friction, payload_links
 
 
 def _wrap(d, revolute):
@@ -51,26 +51,10 @@ class ClosedLoopPlant(Plant):
     def __init__(self, model, joints=None, locked=None, loop_tolerance=DEFAULT_LOOP_TOLERANCE):
         if not (np.isfinite(loop_tolerance) and loop_tolerance > 0):
             raise ValueError(f"loop_tolerance must be a positive number (rad or m), got {loop_tolerance!r}")
-        names, active = model.joint_names, model.active_joint_names
-        passive = model.passive_joint_names
-        joints = list(active) if not joints else list(joints)
-        bad = [j for j in joints if j not in names]
-        if bad:
-            raise ValueError(f"joints {bad} are not movable joints of model {model.name!r} (its active joints: "
-                             f"{list(active)})")
-        if len(set(joints)) != len(joints):
-            raise ValueError(f"joints lists a joint twice: {joints}")
-        bad = [j for j in joints if j in passive]
-        if bad:
-            raise ValueError(f"joints {bad} are passive joints of the closed-loop model {model.name!r}: their loops "
-                             f"(or <mimic> leaders) move them and they have no actuator; control active joints "
-                             f"{list(active)}")
-        uncontrolled = [j for j in active if j not in joints]
-        locked = dict(locked or {})
-        bad = [j for j in locked if j not in uncontrolled]
-        if bad:
-            raise ValueError(f"locked joints {bad} are not uncontrolled active joints of model {model.name!r} "
-                             f"(uncontrolled: {uncontrolled}; passive joints follow their loops)")
+        names, active, passive = model.joint_names, model.active_joint_names, model.passive_joint_names
+        joints, uncontrolled, locked = choose_joints(model, active, joints, locked, lambda bad: (
+            f"joints {bad} are passive joints of the closed-loop model {model.name!r}: their loops (or <mimic> "
+            f"leaders) move them and they have no actuator; control active joints {list(active)}"))
         self.model = model
         self.name = model.name
         self.loop_tolerance = float(loop_tolerance)

@@ -15,7 +15,7 @@ import numpy as np
 from ...dynamics.api import gravity_torques, inverse_dynamics as tree_inverse_dynamics, mass_matrix
 from ...dynamics.elastic_api import (elastic_coriolis_torques, elastic_forward_dynamics,
                                      elastic_inverse_dynamics)
-from ..plant import Plant, StateError, first_missing, joint_friction, payload_links
+from ..plant import Plant, StateError, choose_joints, first_missing, joint_friction, payload_links
 
 
 class ElasticPlant(Plant):
@@ -25,24 +25,9 @@ class ElasticPlant(Plant):
 
     def __init__(self, model, joints=None, locked=None):
         rigid, names = model.rigid_joint_names, model.joint_names
-        joints = list(rigid) if not joints else list(joints)
-        bad = [j for j in joints if j not in names]
-        if bad:
-            raise ValueError(f"joints {bad} are not movable joints of model {model.name!r} (its rigid joints: "
-                             f"{list(rigid)})")
-        if len(set(joints)) != len(joints):
-            raise ValueError(f"joints lists a joint twice: {joints}")
-        bad = [j for j in joints if j not in rigid]
-        if bad:
-            raise ValueError(f"joints {bad} of model {model.name!r} are elastic or passive: they have no actuator of "
-                             f"their own (their springs and the rigid joints move them); control rigid joints "
-                             f"{list(rigid)}")
-        uncontrolled = [j for j in rigid if j not in joints]
-        locked = dict(locked or {})
-        bad = [j for j in locked if j not in uncontrolled]
-        if bad:
-            raise ValueError(f"locked joints {bad} are not uncontrolled rigid joints of model {model.name!r} "
-                             f"(uncontrolled: {uncontrolled})")
+        joints, uncontrolled, locked = choose_joints(model, rigid, joints, locked, lambda bad: (
+            f"joints {bad} of model {model.name!r} are elastic or passive: they have no actuator of their own "
+            f"(their springs and the rigid joints move them); control rigid joints {list(rigid)}"))
         self.model = model
         self.name = model.name
         self._r, self._u, self._e = (np.array(model.rigid_index), np.array(model.unactuated_index),

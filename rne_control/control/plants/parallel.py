@@ -29,7 +29,7 @@ from ...dynamics.parallel_kinematics import fk_many
 from ...dynamics.spatial import FRICTION, FS, FV
 from ...model.errors import LoopClosureError, SingularConfigurationError
 from .._fused import parallel_computed_torque, ready
-from ..plant import Plant, StateError, first_missing, payload_links
+from ..plant import Plant, StateError, choose_joints, first_missing, payload_links
 
 
 class ParallelPlant(Plant):
@@ -40,18 +40,7 @@ class ParallelPlant(Plant):
 
     def __init__(self, model, joints=None, locked=None):
         legs = model.joint_names
-        joints = list(legs) if not joints else list(joints)
-        bad = [j for j in joints if j not in legs]
-        if bad:
-            raise ValueError(f"joints {bad} are not legs of the platform {model.name!r} (its legs: {list(legs)})")
-        if len(set(joints)) != len(joints):
-            raise ValueError(f"joints lists a leg twice: {joints}")
-        uncontrolled = [j for j in legs if j not in joints]
-        locked = dict(locked or {})
-        bad = [j for j in locked if j not in uncontrolled]
-        if bad:
-            raise ValueError(f"locked joints {bad} are not uncontrolled legs of the platform {model.name!r} "
-                             f"(uncontrolled: {uncontrolled})")
+        joints, uncontrolled, locked = choose_joints(model, legs, joints, locked, None)
         self.model = model
         self.name = model.name
         self.joint_names = self.required_names = self.sim_names = tuple(joints)

@@ -33,7 +33,7 @@ from ...model.spatial import quat_to_matrix
 from .. import _kernels as K
 from .. import tree_state as ts
 from .._fused import ready, tree_computed_torque
-from ..plant import DEFAULT_LOOP_TOLERANCE, Plant, StateError, joint_friction, payload_links
+from ..plant import DEFAULT_LOOP_TOLERANCE, Plant, StateError, choose_joints, joint_friction, payload_links
 
 BASE_VELOCITY_SOURCES = ("odometry", "momentum")
 
@@ -73,24 +73,9 @@ class TreePlant(Plant):
     def __init__(self, model, joints=None, locked=None, loop_tolerance=DEFAULT_LOOP_TOLERANCE):
         names = list(model.joint_names)
         rules = mimic_roots(mimic_rules(model))
-        actuated = [j for j in names if j not in rules]
-        joints = actuated if not joints else list(joints)
-        bad = [j for j in joints if j not in names]
-        if bad:
-            raise ValueError("joints %s are not movable joints of model %r (it has %s)"
-                             % (bad, model.name, ", ".join(names)))
-        if len(set(joints)) != len(joints):
-            raise ValueError("joints lists a joint twice: %s" % joints)
-        bad = [j for j in joints if j in rules]
-        if bad:
-            raise ValueError("joints %s are passive joints of model %r: <mimic> joints follow their leaders %s and "
-                             "have no actuator of their own; control the leader instead"
-                             % (bad, model.name, [rules[j][0] for j in bad]))
-        locked = dict(locked or {})
-        bad = [j for j in locked if j not in names or j in joints or j in rules]
-        if bad:
-            raise ValueError("locked joints %s are not uncontrolled actuated joints of model %r (a mimic joint "
-                             "follows its leader)" % (bad, model.name))
+        joints, _, locked = choose_joints(model, [j for j in names if j not in rules], joints, locked, lambda bad: (
+            "joints %s are passive joints of model %r: <mimic> joints follow their leaders %s and have no actuator "
+            "of their own; control the leader instead" % (bad, model.name, [rules[j][0] for j in bad])))
         self.model = model
         self.name = model.name
         self.loop_tolerance = float(loop_tolerance)
