@@ -101,3 +101,24 @@ def test_mimic_follower_of_a_controlled_leader_is_a_closed_loop_and_passive_join
         make_plant(model, joints=["panda_joint1", "panda_finger_joint2"])
     with pytest.raises(ValueError, match="locked joints.*panda_finger_joint2"):
         make_plant(model, joints=DESCRIPTIONS["panda"][1], locked={"panda_finger_joint2": 0.01})
+
+
+def test_payload_and_gravity_on_the_restricted_dynamics():
+    """Baxter's left arm: a payload on its hand moves its torques as on the whole model; one on the right hand
+    (not in the left arm's dynamics) changes nothing the left arm feels; gravity changes reach it."""
+    model = load("baxter")
+    arm = DESCRIPTIONS["baxter"][1]
+    plant = make_plant(model, joints=arm)
+    idx = [model.joint_names.index(j) for j in arm]
+    q, _ = full_state(model, arm, np.array(ARM_Q["baxter"]), np.zeros(7))
+    state = np.array([q[model.joint_names.index(j)] for j in plant.state_names])
+    plant.set_state(state, np.zeros(len(state)))
+    g0 = plant.gravity_torques(np.zeros(7)).copy()
+    for link, changes in (("left_hand_link", True), ("right_hand_link", False)):
+        plant.set_payload(link, 2.0, (0.0, 0.0, 0.05), (0.01, 0.01, 0.01, 0.0, 0.0, 0.0))
+        g = plant.gravity_torques(np.zeros(7)).copy()
+        assert rel_err(g, rc.gravity_torques(model, q)[idx]) < TOL, link      # the whole model, payload set
+        assert (rel_err(g, g0) > 1e-3) == changes, link
+    plant.set_payload(None)
+    plant.set_gravity([0.0, 0.0, -3.7])
+    assert rel_err(plant.gravity_torques(np.zeros(7)), g0 * 3.7 / 9.81) < TOL

@@ -144,8 +144,8 @@ class Model:
         return new
 
     def restricted(self, joints):
-        """The model of the bodies of ``joints`` alone, with this model's current inertial parameters
-        (payload included) and gravity: the other bodies are dropped, every kept joint stays movable.
+        """The model of the bodies of ``joints`` alone, with this model's inertial parameters, gravity and
+        payload (where its link is kept): the other bodies are dropped, every kept joint stays movable.
 
         ``joints`` must hold, with each joint, every joint between it and the base. On a fixed base the
         torque of a joint depends only on the joints between it and the base and on its subtree, so a
@@ -166,13 +166,14 @@ class Model:
                                  f"'{self.joint_names[int(topo[parent, 2])]}', is not")
             rows.append((new_body.get(parent, -1), topo[b, 1], new_joint[int(topo[b, 2])]))
         frames = {k: (new_body.get(b, -1), T) for k, (b, T) in self.link_frames.items() if b < 0 or b in new_body}
-        dyn = self.dyn
         old = [self.index[j] for j in names]
         model = Model(self.name, names, list(frames), rows, self._tree[bodies, 0:15],
-                      np.vstack([dyn[bodies], dyn[self.nb:self.nb + 1]]), frames, self.gravity,
+                      np.vstack([self._params[bodies], self._params[self.nb:self.nb + 1]]), frames, self.gravity,
                       self.effort_limits[old], self.velocity_limits[old], self.floating_base, self.base_link,
                       self.position_limits[old])
         model.link_params = {k: v for k, v in self.link_params.items() if k in frames}
+        if self._payload is not None and self._payload[0] in frames:
+            model.set_payload(*self._payload)
         return model
 
     def _kernel_array(self, params, gravity):

@@ -105,7 +105,6 @@ class TreePlant(Plant):
         self._mimic = [(names.index(f), names.index(r), m, o) for f, (r, m, o) in rules.items()]
         # the dynamics model: on a fixed base, only what the controlled torques depend on
         kept = names if model.floating_base else dependent_joints(model, joints)
-        self._kept = kept
         self._dm = model if len(kept) == len(names) else model.restricted(kept)
         dyn_index = np.array([names.index(j) for j in kept], dtype=np.int64)
         ctrl_dyn = np.array([kept.index(j) for j in joints], dtype=np.int64)
@@ -272,16 +271,18 @@ class TreePlant(Plant):
     # ------------------------------------------------------------ run-time settings
     def set_gravity(self, gravity):
         Plant.set_gravity(self, gravity)
-        self._restrict()
+        if self._dm is not self.model:
+            self._dm.set_gravity(self.model.gravity)
 
     def set_payload(self, link, mass=0.0, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
+        """As :meth:`Plant.set_payload`; on a link the controlled torques do not depend on (the other arm),
+        it changes nothing they feel."""
         Plant.set_payload(self, link, mass, com, inertia)
-        self._restrict()
-
-    def _restrict(self):
-        """The dynamics model again from the model's current parameters (payload, gravity)."""
         if self._dm is not self.model:
-            self._dm = self.model.restricted(self._kept)
+            if link is not None and link in self._dm.link_frames:
+                self._dm.set_payload(link, mass, com, inertia)
+            else:
+                self._dm.clear_payload()
 
 
 def _vector(a):
