@@ -132,7 +132,7 @@ class TreeState:
         self.work[MULT, :nm] = [r[2] for r in mimic]
         self.work[OFFSET, :nm] = [r[3] for r in mimic]
         self.work[TOL, 0] = tolerance
-        for m, r in enumerate(mimic):    # the followers' initial positions by their rules
+        for r in mimic:    # the followers' initial positions by their rules
             self.work[QF, int(r[0])] = r[2] * self.work[QF, int(r[1])] + r[3]
         w = self.work
         self.q_model, self.qd_model = w[QF, :nf], w[QDF, :nf]
@@ -143,7 +143,6 @@ class TreeState:
             self.q[r], self.qd[r] = self.q_model[dynamics_index[r]], 0.0
         for c in range(nc):
             self.q_ctrl[c] = self.q[controlled_index[c]]
-        self.mimic_followers = tuple(int(r[0]) for r in mimic)
 
 
 def prepare():

@@ -117,7 +117,6 @@ class TreePlant(Plant):
         self._Fs, self._Fv = Fs[self._ctrl], Fv[self._ctrl]
         nr = len(kept)
         self._zero, self._zero3, self._zero6 = np.zeros(nr), np.zeros(3), np.zeros(6)
-        self._full = np.zeros(nr)
         self.initial_state = np.array(st.q_model[state_index])
         self._held = np.array(st.q_model)               # the locked positions, mimic joints by their rules
         for f, _, _, _ in self._mimic:                  # solved, not assumed: a mimic joint follows its leader
