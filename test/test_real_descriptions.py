@@ -122,3 +122,9 @@ def test_payload_and_gravity_on_the_restricted_dynamics():
     plant.set_payload(None)
     plant.set_gravity([0.0, 0.0, -3.7])
     assert rel_err(plant.gravity_torques(np.zeros(7)), g0 * 3.7 / 9.81) < TOL
+
+
+def test_a_tree_plant_refuses_the_loops_it_cannot_close():
+    with pytest.raises(ValueError, match=r"mimic joints \['panda_finger_joint2'\] of controlled leaders.*ClosedLoop"):
+        TreePlant(load("panda"))
+    assert ControlLaw(load("panda")).plant.kind == "closed_loop"     # a model's law takes make_plant's plant

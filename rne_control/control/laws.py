@@ -41,7 +41,8 @@ import numpy as np
 
 from . import _kernels as K
 from .plant import Plant
-from .plants.tree import BASE_VELOCITY_SOURCES, TreePlant
+from .plants import make_plant
+from .plants.tree import BASE_VELOCITY_SOURCES
 
 MODES = ("computed_torque", "gravity", "coriolis", "gravity_coriolis", "off")
 BASES = ("fixed", "moving", "free_floating")
@@ -109,14 +110,14 @@ class BaseState:
 class ControlLaw:
     """The torque laws of the module docstring on one :class:`~rne_control.control.plant.Plant`.
 
-    ``ControlLaw(model)`` wraps a tree model in a :class:`~rne_control.control.plants.TreePlant` (all
-    movable joints controlled). Arrays (gains, desired state, ``tau``) are in the plant's ``joint_names``
+    ``ControlLaw(model)`` wraps a model in its plant (:func:`~rne_control.control.plants.make_plant`, every
+    actuated joint controlled). Arrays (gains, desired state, ``tau``) are in the plant's ``joint_names``
     order (N); the measured state given to :meth:`compute` is in its ``state_names`` order.
     """
 
     def __init__(self, plant):
         if not isinstance(plant, Plant):
-            plant = TreePlant(plant)
+            plant = make_plant(plant)
         self.plant = plant
         n = self.n = plant.n
         self.kp, self.kd = default_gains(n)

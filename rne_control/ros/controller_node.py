@@ -104,7 +104,6 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 from ..control.laws import SPLIT_PARTS, BaseState, ControlLaw
-from ..control.plants import make_plant
 from ..control.limits import EffortLimiter
 from ..control.ramp import OffsetRamp, Ramp
 from ..control.trajectory import TrajectoryError, TrajectoryGenerator

@@ -76,6 +76,11 @@ class TreePlant(Plant):
         joints, _, locked = choose_joints(model, [j for j in names if j not in rules], joints, locked, lambda bad: (
             "joints %s are passive joints of model %r: <mimic> joints follow their leaders %s and have no actuator "
             "of their own; control the leader instead" % (bad, model.name, [rules[j][0] for j in bad])))
+        driven = sorted({f for f, (root, _, _) in rules.items() if root in joints})
+        if driven or len(model.loops.cut):
+            raise ValueError("model %r has closed loops (%s): its plant is a ClosedLoopPlant (make_plant picks it)"
+                             % (model.name, "mimic joints %s of controlled leaders" % driven if driven
+                                else "cut joints %s" % list(model.cut_joint_names)))
         self.model = model
         self.name = model.name
         self.loop_tolerance = float(loop_tolerance)
