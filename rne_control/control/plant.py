@@ -123,7 +123,7 @@ class Plant:
     @property
     def lockable_names(self) -> tuple:
         """Optional state joints that have a default position instead of being solved for (the uncontrolled
-        joints of a tree): a driver that does not publish them leaves them at that position."""
+        actuated joints): a driver that does not publish them leaves them at that position."""
         return tuple(j for j, v in zip(self.state_names[self.n:], self.initial_state[self.n:])
                      if j not in self.required_names and np.isfinite(v))
 

@@ -18,14 +18,13 @@ model_file                string      ""                            URDF or DH-Y
                                                                     to the share folder / source checkout
 floating_base             bool        unset (from the model file)   load the model with a floating base (implied
                                                                     when ``base`` starts as moving/free_floating)
-joints                    string[]    unset (the actuated joints)   controlled joints; also the output order. A
-                                                                    tree accepts any subset of its movable
-                                                                    joints; closed loops, elastic robots and
-                                                                    platforms control exactly their actuated ones
-locked.<joint>            double      0.0                           value of an uncontrolled tree joint when
-                                                                    /joint_states lacks it
-loop_tolerance            double      0.01                          closed loops: rad or m a measured passive
-                                                                    joint may differ from the closed solution
+joints                    string[]    unset (the actuated joints)   controlled joints; also the output order: any
+                                                                    subset of the model's actuated joints, for
+                                                                    every kind of model; the rest is uncontrolled
+locked.<joint>            double      the plant's (0.0 for a tree)  position of an uncontrolled actuated joint
+                                                                    while /joint_states lacks it
+loop_tolerance            double      0.01                          rad or m a published passive (or mimic) joint
+                                                                    may differ from its closed value
 rate                      double      500.0                         control rate, Hz (an integer is accepted);
                                                                     with trigger state, the nominal rate
 trigger                   string      timer                         timer: a cycle every 1/rate with the newest
