@@ -20,16 +20,18 @@ def test_mapping_by_name_any_order_extra_ignored_locked_kept():
     np.testing.assert_array_equal(m.q, [1.5, 2.0, 3.5, -0.25])
 
 
-def test_a_solved_joint_takes_a_received_value_only_while_it_is_fresh():
+def test_an_optional_joint_takes_a_received_value_only_while_it_is_fresh():
     """j4 is solved (NaN initially: a passive or mimic joint the plant computes): its received value expires
-    after the timeout, received time being the node's clock; j2, an uncontrolled joint, keeps its value."""
+    after the timeout, received time being the node's clock; j2, an uncontrolled joint, keeps its last
+    position, at rest."""
     m = JointStateMapper(MODEL_J, ("j1", "j3"), initial_q=[0.0, 0.5, 0.0, math.nan])
     m.update(["j1", "j3", "j4", "j2"], [1.0, 3.0, 4.0, 2.0], [0.1, 0.3, 0.4, 0.2], 100.0, received=10.0)
     m.expire(10.04, 0.05)
     np.testing.assert_array_equal(m.q, [1.0, 2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(m.qd, [0.1, 0.2, 0.3, 0.4])
     m.update(["j1", "j3"], [1.1, 3.1], [0.1, 0.3], 100.05, received=10.05)   # the arm only
     m.expire(10.06, 0.05)
-    assert math.isnan(m.q[3]) and m.qd[3] == 0.0 and m.q[1] == 2.0
+    assert math.isnan(m.q[3]) and m.qd[3] == 0.0 and m.q[1] == 2.0 and m.qd[1] == 0.0
     m.update(["j4"], [4.5], [0.0], 100.1, received=10.1)                     # published again
     m.expire(10.12, 0.05)
     assert m.q[3] == 4.5

@@ -11,10 +11,11 @@ Rules
   must each be updated within ``state_timeout`` for the state to be fresh.
 * Other model joints take their last received value, initially their locked value. Joints the model
   does not know are ignored.
-* **Solved** joints (those whose initial value is NaN: the passive joints of a loop, mimic joints,
-  which the plant computes from the others) take a received value only while it is fresh: after
-  ``state_timeout`` without one (:meth:`JointStateMapper.expire`) they are NaN again, so that a driver
-  that stops publishing a gripper's mimic joint leaves it to follow its leader.
+* An optional joint's received value is fresh for ``state_timeout`` (:meth:`JointStateMapper.expire`).
+  After that its velocity is 0 (an uncontrolled joint keeps its last position, at rest), and a
+  **solved** joint (initial value NaN: the passive joint of a loop, a mimic joint, which the plant
+  computes from the others) is NaN again, so that a driver that stops publishing a gripper's mimic
+  joint leaves it to follow its leader.
 * A message that carries none of the needed joints is ignored (its model joints, if any, are still
   taken): it is not an error.
 * A message is **rejected** (:class:`JointStateError`, and none of its joints is applied) when its
@@ -43,14 +44,13 @@ class JointStateError(ValueError):
 
 
 class _Map:
-    __slots__ = ("src", "dst", "src_opt", "dst_opt", "dst_solved", "error")
+    __slots__ = ("src", "dst", "src_opt", "dst_opt", "error")
 
-    def __init__(self, src=(), dst=(), src_opt=(), dst_opt=(), dst_solved=(), error=None):
+    def __init__(self, src=(), dst=(), src_opt=(), dst_opt=(), error=None):
         self.src = np.asarray(src, dtype=np.int64)
         self.dst = np.asarray(dst, dtype=np.int64)
         self.src_opt = np.asarray(src_opt, dtype=np.int64)
         self.dst_opt = np.asarray(dst_opt, dtype=np.int64)
-        self.dst_solved = np.asarray(dst_solved, dtype=np.int64)
         self.error = error
 
 
@@ -86,8 +86,9 @@ class JointStateMapper:
         self.q = np.zeros(n) if initial_q is None else np.array(initial_q, dtype=float)
         self.qd = np.zeros(n)
         self._solved = np.isnan(self.q) & ~self._needed
-        self._received = np.full(n, -math.inf)   # receive time of the solved joints' values
-        self._oldest_solved = math.inf           # the oldest of those still held (inf: none)
+        self._received = np.full(n, -math.inf)   # receive time of the optional joints' values
+        self._fresh = np.zeros(n, dtype=bool)    # optional joints whose received value has not expired
+        self._oldest_fresh = math.inf            # the oldest of those (inf: none)
         self._q_stage = self.q.copy()
         # rows: last update of each joint; sample time of the position a velocity estimate last used
         self._times = np.full((2, n), -math.inf)
@@ -134,8 +135,7 @@ class JointStateMapper:
             else:
                 src_opt.append(k)
                 dst_opt.append(i)
-        solved = [i for i in dst_opt if self._solved[i]]
-        m = _Map(error=err) if err else _Map(src, dst, src_opt, dst_opt, solved)
+        m = _Map(error=err) if err else _Map(src, dst, src_opt, dst_opt)
         if len(self._maps) >= _CACHE:
             self._maps.clear()
         self._maps[key] = m
@@ -182,26 +182,26 @@ class JointStateMapper:
             K.gather_finite(pos, m.src_opt, self.q, m.dst_opt)
             if vel is not None:
                 K.gather_finite(vel, m.src_opt, self.qd, m.dst_opt)
-            if m.dst_solved.size:
-                t_recv = t if received is None else received
-                self._received[m.dst_solved] = t_recv
-                if self._oldest_solved == math.inf:
-                    self._oldest_solved = t_recv
+            t_recv = t if received is None else received
+            self._received[m.dst_opt] = t_recv
+            self._fresh[m.dst_opt] = True
+            if self._oldest_fresh == math.inf:
+                self._oldest_fresh = t_recv
         self.updated = dst
         return dst.size
 
     def expire(self, t: float, timeout: float) -> None:
-        """Solved joints whose last value was received more than ``timeout`` (s) before ``t`` (s) become NaN
-        (not measured) again: the plant computes them."""
+        """Optional joints whose last value was received more than ``timeout`` (s) before ``t`` (s): their
+        velocity becomes 0, and a solved joint's position NaN (not measured: the plant computes it)."""
         limit = t - timeout
-        if self._oldest_solved >= limit:
+        if self._oldest_fresh >= limit:
             return
-        held = self._solved & np.isfinite(self.q)
-        old = held & (self._received < limit)
-        self.q[old] = np.nan
+        old = self._fresh & (self._received < limit)
+        self.q[old & self._solved] = np.nan
         self.qd[old] = 0.0
-        rest = self._received[held & ~old]
-        self._oldest_solved = float(rest.min()) if rest.size else math.inf
+        self._fresh &= ~old
+        rest = self._received[self._fresh]
+        self._oldest_fresh = float(rest.min()) if rest.size else math.inf
 
     def _estimate(self, dst, t: float) -> None:
         """qd += alpha (dq/dt - qd), per joint, with alpha from each joint's own sample interval."""
