@@ -116,10 +116,11 @@ def compile_all(verbose: bool = False) -> dict:
     warm_up_trajectory(TrajectoryGenerator(model.joint_names))
     warm_up_output(model.n)
     _warm_up_state_mapping(model)
-    # a tree on a fixed base with one joint uncontrolled: the restricted dynamics and the held simulation
+    # a tree on a fixed base with its last joint a passenger: the restricted and folded dynamics, the held
+    # simulation
     from .control.plants import make_plant
     from .control.simulation import Simulation
-    plant = make_plant(rc.load_model(_URDF), ["j2"])
+    plant = make_plant(rc.load_model(_URDF), ["j1"])
     warm_up_law(ControlLaw(plant), BaseState(), {k: np.zeros(plant.n) for k in SPLIT_PARTS})
     Simulation(plant).step(np.zeros(plant.n), 1e-4)
     _warm_up_other_plants(verbose)
@@ -131,12 +132,13 @@ def compile_all(verbose: bool = False) -> dict:
 
 # one shipped model of each other kind: their kernels take the same argument types for every robot of
 # that kind, so compiling them once here serves any closed-loop, parallel or elastic model
-_OTHER_KINDS = ("config/fourbar.yaml", "config/gough_stewart.yaml", "config/arm7_sea.yaml")
+_OTHER_KINDS = ("config/fourbar.yaml", "config/gough_stewart.yaml", "config/arm7_sea.yaml", "config/puma560.yaml")
 
 
 def _warm_up_other_plants(verbose: bool) -> None:
-    """The control law and the simulation step on a closed-loop, a parallel and an elastic model, each with
-    every actuated joint controlled and with one uncontrolled."""
+    """The control law and the simulation step on a closed-loop, a parallel, an elastic and a tree model,
+    each with every actuated joint controlled and with half of them (a tree's last three: passengers,
+    folded at rest)."""
     import warnings
 
     import rne_control as rc
@@ -157,7 +159,7 @@ def _warm_up_other_plants(verbose: bool) -> None:
             warnings.simplefilter("ignore")
             model = rc.load_model(str(path))
         whole = make_plant(model)
-        for plant in (whole, make_plant(model, whole.joint_names[:-1])):
+        for plant in (whole, make_plant(model, whole.joint_names[:max(1, whole.n // 2)])):
             law = ControlLaw(plant)
             warm_up_law(law, BaseState(), {k: np.zeros(plant.n) for k in SPLIT_PARTS})
             sim = Simulation(plant)

@@ -128,3 +128,40 @@ def test_a_tree_plant_refuses_the_loops_it_cannot_close():
     with pytest.raises(ValueError, match=r"mimic joints \['panda_finger_joint2'\] of controlled leaders.*ClosedLoop"):
         TreePlant(load("panda"))
     assert ControlLaw(load("panda")).plant.kind == "closed_loop"     # a model's law takes make_plant's plant
+
+
+@pytest.mark.parametrize("name", ["talos", "ur5_2f85"])
+def test_passengers_at_rest_are_folded_and_exact(name):
+    """A gripper at rest runs on the folded model (its subtree one composite body), moving on the restricted
+    one; both equal Pinocchio, and a payload on a finger refolds."""
+    from rne_control.control import tree_state as ts
+    path, arm, gripper, (lo, hi) = DESCRIPTIONS[name]
+    model = load(name)
+    pin_ = oracle(name, model)
+    plant = make_plant(model, joints=arm)
+    assert plant._folded is not None and plant._folded.n < plant._dm.n
+    law = ControlLaw(plant)
+    idx = [model.joint_names.index(j) for j in arm]
+    rng = np.random.default_rng(1)
+    q_arm, qd_arm = np.array(ARM_Q[name]), rng.normal(size=len(arm))
+    for gd in (0.0, 0.3):
+        q, qd = full_state(model, arm, q_arm, qd_arm, {gripper: 0.5 * (lo + hi)}, {gripper: gd})
+        sq = np.array([q[model.joint_names.index(j)] for j in plant.state_names])
+        sqd = np.array([qd[model.joint_names.index(j)] for j in plant.state_names])
+        for mode in ("computed_torque", "gravity_coriolis"):
+            plant._state.invalidate_fold()
+            law.set_mode(mode)
+            tau = law.compute(sq, sqd, q_arm, np.zeros(len(arm)), np.zeros(len(arm))).copy()
+            assert np.isfinite(plant._work[ts.FOLDQ, 0]) == (gd == 0.0), (mode, gd)    # folded at rest only
+            qdd = np.zeros(model.n)
+            if mode == "computed_torque":
+                qdd[idx] = -law.kd * qd_arm
+            assert rel_err(tau, pin_.rnea(q, qd, qdd)[idx]) < TOL, (mode, gd)
+    finger = [k for k in model.link_frames if "finger" in k][0]
+    q, qd = full_state(model, arm, q_arm, np.zeros(len(arm)), {gripper: 0.5 * (lo + hi)})
+    sq = np.array([q[model.joint_names.index(j)] for j in plant.state_names])
+    law.set_mode("gravity")
+    g0 = law.compute(sq, np.zeros(len(sq)), q_arm, np.zeros(len(arm)), np.zeros(len(arm))).copy()
+    plant.set_payload(finger, 1.0, (0.0, 0.0, 0.02))
+    g1 = law.compute(sq, np.zeros(len(sq)), q_arm, np.zeros(len(arm)), np.zeros(len(arm))).copy()
+    assert rel_err(g1, rc.gravity_torques(model, q)[idx]) < TOL and rel_err(g1, g0) > 1e-3

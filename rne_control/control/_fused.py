@@ -22,18 +22,19 @@ from ..dynamics.parallel_kinematics import NL
 from ..dynamics.rnea import NO_FEXT, rnea
 from ..dynamics.spatial import split
 from ._kernels import ct_accel, lengths_are, loop_guess, passive_gap
-from .tree_state import (NC, NR, QC, QDC, QDDC, QDDR, QDR, QR, REJECTED, TAUR, complete, gather_controlled,
-                         scatter_controlled)
+from .tree_state import (NC, NF, NR, QC, QDC, QDDC, QDDF, QDDR, QDF, QDR, QF, QR, REJECTED, TAUF, TAUR, complete,
+                         gather_controlled, rest_ready, scatter_controlled)
 
 
-@njit(cache=True)  # holds the GIL, as the library's entry points do: it works in the model's workspace
-def tree_computed_torque(K, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, plan, work, tau):
+@njit(cache=True, inline="always")
+def _tree_step(KR, KF, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, plan, work, tau):
     """A tree on a fixed base (tree_state.py): the state q, qd (``state_names`` order) completed into
-    ``work``; the controlled accelerations ct_accel(...) and zero at the other joints of the dynamics model
-    K; tau (N m, N) = the controlled joints' torques of the RNE there, with ``flags`` (friction). Returns 0;
-    -1 - i (controlled joint i's position or velocity not finite, nothing written); REJECTED (an input of
-    another length, nothing written); or the RNE's status."""
-    nc, nr = plan[NC], plan[NR]
+    ``work``; the controlled accelerations ct_accel(...) and zero at the other joints; tau (N m, N) = the
+    controlled joints' torques of the RNE with ``flags`` (friction) on the folded model KF while the
+    passengers are at rest, else on the restricted model KR. Returns 0; -1 - i (controlled joint i's
+    position or velocity not finite, nothing written); REJECTED (an input of another length, nothing
+    written); or the RNE's status."""
+    nc = plan[NC]
     if not lengths_are(nc, (q_d, qd_d, qdd_d, kp, kd, tau)):
         return REJECTED
     st = complete(q, qd, plan, work)
@@ -42,12 +43,27 @@ def tree_computed_torque(K, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, plan,
     qdd_c = work[QDDC][:nc]
     ct_accel(qdd_d, qd_d, work[QDC][:nc], q_d, work[QC][:nc], kp, kd, scale, qdd_c)
     scatter_controlled(qdd_c, plan, work)
+    folded = rest_ready(KR, KF, plan, work)
+    n = plan[NF] if folded else plan[NR]
+    K, Q, QD, QDD, TAU = (KF, QF, QDF, QDDF, TAUF) if folded else (KR, QR, QDR, QDDR, TAUR)
     tree, dyn, ws, _ = split(unmanaged(K))
-    st = rnea(tree, dyn, work[QR][:nr], work[QDR][:nr], work[QDDR][:nr], NO_FEXT, flags, work[TAUR][:nr], ws)
+    st = rnea(tree, dyn, work[Q][:n], work[QD][:n], work[QDD][:n], NO_FEXT, flags, work[TAU][:n], ws)
     if st != 0:
         return st
-    gather_controlled(plan, work, tau)
+    gather_controlled(plan, work, tau, folded)
     return 0
+
+
+@njit(cache=True)  # holds the GIL, as the library's entry points do: it works in the model's workspace
+def tree_computed_torque(K, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, plan, work, tau):
+    """_tree_step on a tree plant without passengers (nothing to fold): one kernel array argument fewer."""
+    return _tree_step(K, K, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, plan, work, tau)
+
+
+@njit(cache=True)
+def folded_tree_computed_torque(KR, KF, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, plan, work, tau):
+    """_tree_step on a tree plant with passengers: KR the restricted model, KF the folded one."""
+    return _tree_step(KR, KF, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, plan, work, tau)
 
 
 @njit(cache=True)
@@ -98,7 +114,8 @@ def closed_loop_computed_torque(K, LK, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, f
 
 def _signatures():
     f1, f2, F, I = nb.float64[::1], nb.float64[:, ::1], nb.float64, nb.int64
-    return {tree_computed_torque: (f2, f1, f1, f1, f1, f1, f1, f1, F, I, nb.int64[::1], f2, f1),
+    tree = (f1, f1, f1, f1, f1, f1, f1, F, I, nb.int64[::1], f2, f1)
+    return {tree_computed_torque: (f2, *tree), folded_tree_computed_torque: (f2, f2, *tree),
             closed_loop_computed_torque: (f2, f2, f1, f1, f1, f1, f1, f1, f1, F, I, nb.int64[::1], nb.boolean[::1], F,
                                           f1, f1, f1, f1, f1),
             parallel_computed_torque: (f2, nb.float64[:, :, ::1], f1, f1, f1, f1, f1, f1, f1, F, I, f2, f2, f2, f2,

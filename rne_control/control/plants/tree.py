@@ -10,7 +10,9 @@ rule, and a published position of it off that rule is ignored and counted (``ign
 
 On a fixed base the dynamics run on the model restricted to what the controlled torques depend on (the
 controlled joints, the joints between them and the base, their subtrees): the other arm of a two-armed
-robot, its head or its legs cost nothing per cycle. On a floating base every body counts.
+robot, its head or its legs cost nothing per cycle; a gripper on the controlled arm (from FOLD_FROM
+passenger joints on) costs nothing while it is at rest, its subtree folded into one composite body. On a
+floating base every body counts.
 
 Bases (``set_base``), with the measured :class:`~rne_control.control.laws.BaseState`:
 
@@ -27,15 +29,19 @@ import numpy as np
 
 from ...dynamics import api
 from ...dynamics import floating_api as fl
-from ...dynamics.spatial import FRICTION, JTYPE, QIDX, REVOLUTE
+from ...dynamics.spatial import FRICTION, JTYPE, PARENT, QIDX, REVOLUTE
 from ...model.loops import mimic_roots
 from ...model.spatial import quat_to_matrix
 from .. import _kernels as K
 from .. import tree_state as ts
-from .._fused import ready, tree_computed_torque
+from .._fused import folded_tree_computed_torque, ready, tree_computed_torque
 from ..plant import DEFAULT_LOOP_TOLERANCE, Plant, StateError, choose_joints, joint_friction, payload_links
 
 BASE_VELOCITY_SOURCES = ("odometry", "momentum")
+# passengers from which folding them pays: the folded kernel takes one more kernel array, which costs about
+# the RNE of two bodies (bench_cycle: the Panda's two fingers ran 1.04-1.09x the bare arm folded, 1.00x
+# not; bench_descriptions: Talos' seven gripper joints 1.15x not folded, 1.03x folded)
+FOLD_FROM = 3
 
 
 def mimic_rules(model):
@@ -44,25 +50,51 @@ def mimic_rules(model):
     return {names[int(f)]: (names[int(l)], float(m), float(o)) for f, l, m, o in model.loops.mimic}
 
 
-def dependent_joints(model, joints):
-    """The joints of ``model`` whose bodies the torques of ``joints`` depend on, on a fixed base: those
-    joints, the joints between them and the base, and their subtrees (model order)."""
+def dependencies(model, joints):
+    """(kept, chain): the joints of ``model`` whose bodies the torques of ``joints`` depend on, on a fixed
+    base (those joints, the joints between them and the base, and their subtrees), and of those the ones
+    some joint of ``joints`` hangs from or is (``joints`` and the joints between them and the base); both
+    in the model's joint order. The others kept are the passengers."""
     tree = np.asarray(model.tree)
-    parent, body_joint = tree[:, 15].astype(int), tree[:, QIDX].astype(int)
+    parent, body_joint = tree[:, PARENT].astype(int), tree[:, QIDX].astype(int)
     body_of = {model.joint_names[k]: b for b, k in enumerate(body_joint)}
-    keep = np.zeros(model.nb, bool)
+    chain = np.zeros(model.nb, bool)
     for j in joints:
         b = body_of[j]
-        while b >= 0 and not keep[b]:            # the joint and those between it and the base
-            keep[b] = True
+        while b >= 0 and not chain[b]:            # the joint and those between it and the base
+            chain[b] = True
             b = parent[b]
     roots = {body_of[j] for j in joints}
     below = np.zeros(model.nb, bool)
     for b in range(model.nb):                    # subtrees: a parent comes before its children
         below[b] = b in roots or (parent[b] >= 0 and below[parent[b]])
-    keep |= below
-    kept = {body_joint[b] for b in range(model.nb) if keep[b]}
-    return [j for k, j in enumerate(model.joint_names) if k in kept]
+
+    def names(mask):
+        ks = {body_joint[b] for b in range(model.nb) if mask[b]}
+        return [j for k, j in enumerate(model.joint_names) if k in ks]
+    return names(chain | below), names(chain)
+
+
+def _fold_maps(R, F, controlled):
+    """The index maps of tree_state's fold (see TreeState): R the restricted model, F the folded one (R's
+    chain joints), ``controlled`` the controlled joint names."""
+    tR, tF = np.asarray(R.tree), np.asarray(F.tree)
+    passengers = [k for k, j in enumerate(R.joint_names) if j not in F.index]
+    pas = set(passengers)
+    body_F = {F.joint_names[int(tF[f, QIDX])]: f for f in range(F.nb)}
+    kinds = []
+    for b in range(R.nb):
+        if int(tR[b, QIDX]) not in pas:
+            kinds.append((ts.KEPT, 0))
+            continue
+        p = int(tR[b, PARENT])
+        if p >= 0 and int(tR[p, QIDX]) in pas:
+            kinds.append((ts.BELOW_PASSENGER, p))
+        else:
+            kinds.append((ts.BELOW_FOLDED, body_F[R.joint_names[int(tR[p, QIDX])]] if p >= 0 else -1))
+    body_R = {R.joint_names[int(tR[b, QIDX])]: b for b in range(R.nb)}
+    src = [body_R[F.joint_names[int(tF[f, QIDX])]] for f in range(F.nb)]
+    return (R, F, passengers, kinds, src, [R.index[j] for j in F.joint_names], [F.index[j] for j in controlled])
 
 
 class TreePlant(Plant):
@@ -108,26 +140,31 @@ class TreePlant(Plant):
         revolute = np.zeros(model.n, bool)
         revolute[tree[:, QIDX].astype(int)] = tree[:, JTYPE] == REVOLUTE
         self._mimic = [(names.index(f), names.index(r), m, o) for f, (r, m, o) in rules.items()]
-        # the dynamics model: on a fixed base, only what the controlled torques depend on
-        kept = names if model.floating_base else dependent_joints(model, joints)
+        # the dynamics models: on a fixed base, only what the controlled torques depend on, and that with its
+        # passengers folded while they are at rest (tree_state.py)
+        kept, chain = (names, names) if model.floating_base else dependencies(model, joints)
         self._dm = model if len(kept) == len(names) else model.restricted(kept)
+        self._folded = model.restricted(chain) if len(kept) - len(chain) >= FOLD_FROM else None
+        fold = None if self._folded is None else _fold_maps(self._dm, self._folded, joints)
         dyn_index = np.array([names.index(j) for j in kept], dtype=np.int64)
         ctrl_dyn = np.array([kept.index(j) for j in joints], dtype=np.int64)
         self._state = ts.TreeState(state_index, dyn_index, ctrl_dyn, self._mimic, revolute, initial_q,
-                                   self.loop_tolerance)
+                                   self.loop_tolerance, fold)
         st = self._state
         self._plan, self._work = st.plan, st.work
         self._ctrl_dyn = ctrl_dyn
+        self._ctrl_folded = None if fold is None else np.array(fold[-1], dtype=np.int64)
         Fs, Fv = joint_friction(model)
         self._Fs, self._Fv = Fs[self._ctrl], Fv[self._ctrl]
         nr = len(kept)
         self._zero, self._zero3, self._zero6 = np.zeros(nr), np.zeros(3), np.zeros(6)
+        self._zero_folded = np.zeros(len(chain))
         self.initial_state = np.array(st.q_model[state_index])
         self._held = np.array(st.q_model)               # the locked positions, mimic joints by their rules
         for f, _, _, _ in self._mimic:                  # solved, not assumed: a mimic joint follows its leader
             self.initial_state[list(self.state_names).index(names[f])] = np.nan
         ts.prepare()
-        self._ct = ready(tree_computed_torque)
+        self._ct = ready(tree_computed_torque if self._folded is None else folded_tree_computed_torque)
 
     # ------------------------------------------------------------ state
     def set_state(self, q, qd):
@@ -165,20 +202,29 @@ class TreePlant(Plant):
 
     # ------------------------------------------------------------ the RNE calls, per base
     def _call(self, qd, qdd, friction, use_gravity, use_accel, out):
-        """tau (N,) of the RNE at the state's q with the given dynamics-model qd and qdd, on the current base;
-        ``use_gravity``/``use_accel``: whether gravity and the base acceleration act (moving base)."""
-        st, m, base = self._state, self._dm, self.base
+        """tau (N,) of the RNE at the state's q with the given restricted-model qd and qdd (the state's rows, or
+        ``self._zero``), on the current base; ``use_gravity``/``use_accel``: whether gravity and the base
+        acceleration act (moving base). On a fixed base with the passengers at rest, on the folded model."""
+        st, m, base, idx = self._state, self._dm, self.base, self._ctrl_dyn
         if base == "fixed":
-            full = st.tau
-            if qdd is self._zero and not friction:
-                if use_gravity and qd is self._zero:
-                    api.gravity_torques(m, st.q, out=full)
-                elif not use_gravity:
-                    api.coriolis_torques(m, st.q, qd, out=full)
-                else:
-                    api.inverse_dynamics(m, st.q, qd, qdd, friction=False, out=full)
+            q = st.q
+            F = self._folded
+            if F is not None and ts.rest_ready(m._K, F._K, self._plan, self._work):
+                m, q, idx, zero = F, st.q_folded, self._ctrl_folded, self._zero_folded
+                qd = st.qd_folded if qd is st.qd else zero
+                qdd = st.qdd_folded if qdd is st.qdd else zero
             else:
-                api.inverse_dynamics(m, st.q, qd, qdd, gravity=None if use_gravity else self._zero3,
+                zero = self._zero
+            full = st.tau_folded if m is F else st.tau
+            if qdd is zero and not friction:
+                if use_gravity and qd is zero:
+                    api.gravity_torques(m, q, out=full)
+                elif not use_gravity:
+                    api.coriolis_torques(m, q, qd, out=full)
+                else:
+                    api.inverse_dynamics(m, q, qd, qdd, friction=False, out=full)
+            else:
+                api.inverse_dynamics(m, q, qd, qdd, gravity=None if use_gravity else self._zero3,
                                      friction=friction, out=full)
         else:
             bs = self.base_state
@@ -193,7 +239,7 @@ class TreePlant(Plant):
             else:
                 full, self.last_base_output = fl.free_floating_inverse_dynamics(
                     m, st.q, qd, qdd, twist, orientation, friction=friction)
-        K.take(full, self._ctrl_dyn, out)
+        K.take(full, idx, out)
         return out
 
     def _base_twist(self, bs):
@@ -210,8 +256,13 @@ class TreePlant(Plant):
         """One compiled call (_fused.py) on a fixed base."""
         if self.base == "fixed":
             try:
-                st = self._ct(self._dm._K, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, FRICTION if friction else 0,
-                              self._plan, self._work, out)
+                flags = FRICTION if friction else 0
+                if self._folded is None:
+                    st = self._ct(self._dm._K, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, self._plan, self._work,
+                                  out)
+                else:
+                    st = self._ct(self._dm._K, self._folded._K, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags,
+                                  self._plan, self._work, out)
             except TypeError:  # not the kernel's argument types
                 st = -1
             if st == 0:
@@ -277,6 +328,7 @@ class TreePlant(Plant):
         Plant.set_gravity(self, gravity)
         if self._dm is not self.model:
             self._dm.set_gravity(self.model.gravity)
+        self._state.invalidate_fold()
 
     def set_payload(self, link, mass=0.0, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
         """As :meth:`Plant.set_payload`; on a link the controlled torques do not depend on (the other arm),
@@ -287,6 +339,7 @@ class TreePlant(Plant):
                 self._dm.set_payload(link, mass, com, inertia)
             else:
                 self._dm.clear_payload()
+        self._state.invalidate_fold()
 
 
 def _vector(a):
