@@ -8,7 +8,6 @@ the library's algorithms (the RNE, the Gough-Stewart platform's ``joint_many``);
 status for anything they do not handle, and the plant then takes its composed path
 (:meth:`~rne_control.control.plant.Plant.computed_torque`), which raises the error that stands for it.
 """
-import math
 
 import numba as nb
 from numba import njit

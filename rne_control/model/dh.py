@@ -8,7 +8,7 @@ import yaml
 from .elastic import actuated_flag, elastic_spec
 from .errors import ModelError
 from .loops import CutJoint
-from .model import Link, build_model
+from .build import Link, build_model
 from .spatial import inertia_matrix, rot_x, rot_z, transform
 
 TOP_KEYS = {"name", "convention", "gravity", "links", "base", "base_link", "cut_joints"}

@@ -23,7 +23,7 @@ import threading
 import numpy as np
 
 from .errors import ModelError
-from .model import Link, build_model
+from .build import Link, build_model
 from .spatial import body_params, check_inertia, inertia_matrix, transform
 
 N_LEGS = 6

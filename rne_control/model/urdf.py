@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from .errors import ModelError
-from .model import Link, build_model
+from .build import Link, build_model
 from .spatial import inertia_matrix, rpy_matrix, transform
 
 
