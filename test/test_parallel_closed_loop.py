@@ -9,7 +9,7 @@ import yaml
 
 import rne_control as rc
 from rne_control.model.loops import CutJoint
-from rne_control.model.model import Link, build_model
+from rne_control.model.build import Link, build_model
 from rne_control.model.spatial import transform
 
 ROOT = Path(__file__).parents[1]

@@ -287,4 +287,7 @@ class Model:
         return f"<rne_control.Model '{self.name}': {self.n} joints, {len(self.link_names)} links, {kind} base>"
 
 
-__all__ = ["Model", "REVOLUTE", "PRISMATIC", "DEFAULT_GRAVITY"]
+# the builder moved to build.py; its names stay importable from here
+from .build import Link, build_model  # noqa: E402  (build.py imports this module's names above)
+
+__all__ = ["Model", "Link", "build_model", "REVOLUTE", "PRISMATIC", "DEFAULT_GRAVITY"]
