@@ -146,6 +146,7 @@ class DemoNode:
         self.odom = []     # (t, p, quat)
         self.ncmd = 0
         self.diag = None
+        self.diag_count = 0
         self.recording = False
         # deep: a lockstep simulation can outrun these callbacks, and each recorded state counts
         self.node.create_subscription(JointState, "/joint_states", self._on_state, 10000)
@@ -186,6 +187,18 @@ class DemoNode:
         for st in m.status:
             if "rne_controller" in st.name or "rne_controller" in st.hardware_id:
                 self.diag = st
+                self.diag_count += 1
+
+    def stale_events(self, timeout=2.5):
+        """The controller's ``stale_events`` from the next /diagnostics message (1 Hz), or None if none
+        comes within ``timeout`` s."""
+        n = self.diag_count
+        deadline = time.monotonic() + timeout
+        while self.diag_count == n and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if self.diag_count == n:
+            return None
+        return int({kv.key: kv.value for kv in self.diag.values}.get("stale_events", 0))
 
     def now(self):
         return self.node.get_clock().now().nanoseconds * 1e-9
