@@ -23,9 +23,9 @@ from .trajectory import TrajectoryGenerator
 def warm_up_law(law: ControlLaw, base_state: Optional[BaseState] = None, parts: Optional[dict] = None,
                 hold_out: Optional[np.ndarray] = None, warn: Optional[Callable[[str], None]] = None,
                 stop=None) -> None:
-    """Call :meth:`ControlLaw.compute`, :meth:`~ControlLaw.split` and :meth:`~ControlLaw.hold_torque` for
-    every base of the plant, base-velocity source, mode and friction setting, at the plant's reference
-    state. ``warn`` receives a message for a base that fails (its error shows again when the base is
+    """Call :meth:`ControlLaw.compute`, :meth:`~ControlLaw.split`, the plant's ``extra_state`` and
+    :meth:`~ControlLaw.hold_torque` for every base of the plant, base-velocity source, mode and friction
+    setting, at the plant's reference state. ``warn`` receives a message for a base that fails (its error shows again when the base is
     selected). ``stop`` (e.g. a threading.Event): checked between the calls, which may each compile for
     seconds; KeyboardInterrupt once it is set."""
     plant = law.plant
@@ -49,6 +49,7 @@ def warm_up_law(law: ControlLaw, base_state: Optional[BaseState] = None, parts: 
                             law.friction = friction
                             law.compute(q, qd, plant.q.copy(), z, z, 1.0)
                             law.split(q, qd, plant.q.copy(), z, z, 1.0, None, parts)
+                            plant.extra_state()     # ~/controller_state's extra fields (a platform's twist)
                     law.hold_torque(hold)
             except Exception as e:  # noqa: BLE001 (reported, and raised again when the base is selected)
                 if warn is not None:
