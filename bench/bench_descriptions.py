@@ -5,11 +5,12 @@ joints it has and how many are controlled; whether it loads; whether ``rne_contr
 (``robot_description`` as a parameter, in this process); the largest error of the controller's law
 against Pinocchio's RNE on the whole description over 20 random states (relative to the largest torque:
 ``gravity`` mode, and ``computed_torque`` with every joint's q and qd, the gripper's included); and the
-node's compute p50 (``trigger: state`` at 1 kHz, warm caches, one run, as bench/bench_cycle.py measures
-it) with the rest of the robot uncontrolled against the same URDF with that rest removed
-(``bench_cycle.without_uncontrolled``). Needs the ``[test]`` extra (Pinocchio, example-robot-data).
+node's compute p50 (``trigger: state`` at 1 kHz, warm caches, as bench/bench_cycle.py measures it) with
+the rest of the robot uncontrolled against the same URDF with that rest removed
+(``bench_cycle.without_uncontrolled``): the median over ``--runs`` runs of each, alternating, and the
+ratio of the medians. Needs the ``[test]`` extra (Pinocchio, example-robot-data).
 
-    .venv/bin/python bench/bench_descriptions.py [--states 2000]
+    .venv/bin/python bench/bench_descriptions.py [--states 2000] [--runs 3]
 """
 import argparse
 import os
@@ -76,6 +77,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--states", type=int, default=2000)
     ap.add_argument("--warm", type=int, default=300)
+    ap.add_argument("--runs", type=int, default=3, help="runs of each variant, alternating; medians printed")
     args = ap.parse_args()
     os.environ.setdefault("ROS_DOMAIN_ID", str(140 + os.getpid() % 30))
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
@@ -84,7 +86,7 @@ def main():
 
     tmp = Path(tempfile.mkdtemp(prefix="rne_descriptions_"))
     print(f"real descriptions, the arm controlled; compute p50 at 1 kHz (trigger: state), warm caches, "
-          f"{args.states} states, µs")
+          f"{args.states} states, median of {args.runs} runs, µs")
     print(f"{'description':<11}{'joints':>8}{'loads':>7}{'node':>6}{'gravity err':>13}{'CT err':>10}"
           f"{'p50 whole':>11}{'p50 arm':>9}{'ratio':>7}")
     for name, (path, arm, _, _) in DESCRIPTIONS.items():
@@ -98,15 +100,18 @@ def main():
                 continue
         errs = law_errors(name, model)
         bare = without_uncontrolled(path, arm, tmp / f"{name}_arm.urdf")
-        p50 = []
-        for cfg in (params_file(tmp, name, arm, description=Path(path).read_text()),
-                    params_file(tmp, name + "_arm", arm, model_file=bare)):
-            try:
-                compute, _ = run(str(cfg), args.states, args.warm)
-                p50.append(np.percentile(compute, 50))
-            except Exception as e:   # the node did not start: say why
-                print(f"{name:<11} rne_controller did not start from {cfg.name}: {e}")
-                p50.append(float("nan"))
+        cfgs = (params_file(tmp, name, arm, description=Path(path).read_text()),
+                params_file(tmp, name + "_arm", arm, model_file=bare))
+        runs = [[], []]
+        for _ in range(args.runs):
+            for k, cfg in enumerate(cfgs):
+                try:
+                    compute, _ = run(str(cfg), args.states, args.warm)
+                    runs[k].append(np.percentile(compute, 50))
+                except Exception as e:   # the node did not start: say why
+                    print(f"{name:<11} rne_controller did not start from {cfg.name}: {e}")
+                    runs[k].append(float("nan"))
+        p50 = [float(np.median(r)) for r in runs]
         node = "yes" if np.isfinite(p50[0]) else "no"
         print(f"{name:<11}{f'{len(arm)}/{model.n}':>8}{loads:>7}{node:>6}{errs[0]:>13.1e}{errs[1]:>10.1e}"
               f"{p50[0]:>11.1f}{p50[1]:>9.1f}{p50[0] / p50[1]:>7.2f}", flush=True)
