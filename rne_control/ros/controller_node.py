@@ -23,15 +23,18 @@ Models
 ------
 The node runs the control law on the model's
 :class:`~rne_control.control.plant.Plant` (:func:`~rne_control.control.plants.make_plant`) and never
-branches on the kind of model. The controlled coordinates and what ``/joint_states`` must carry:
+branches on the kind of model. The controlled coordinates are ``joints``, any subset of the actuated
+joints (required in ``/joint_states``); the other actuated joints are optional (measured, else
+``locked.<joint>``), mimic joints follow their leaders. Per kind:
 
-- tree: ``joints`` (required); its other movable joints are optional (``locked.<joint>``);
-- closed loop: the active joints (required); passive joints, when published, warm-start the loop
-  solve and are checked against it (``loop_tolerance``): a state whose loops do not close, or whose
-  passive joint is off, is rejected and counted (``rejected_joint_states``), and the node holds the
-  last accepted state's gravity torques;
-- elastic joints: the rigid joints, and every elastic joint (required: e.g. link-side encoders);
-- parallel platform: the six legs; the platform pose and twist come from the forward kinematics.
+- tree: the movable joints that no ``<mimic>`` moves are actuated;
+- closed loop: the active joints are; passive joints, when published, warm-start the loop solve and
+  are checked against it (``loop_tolerance``): where a controlled joint drives the loop, a state whose
+  loops do not close, or whose passive joint is off, is rejected and counted
+  (``rejected_joint_states``), and the node holds the last accepted state's gravity torques; elsewhere
+  the value is ignored and counted (``ignored_passive_positions``, one warning);
+- elastic joints: the rigid joints are; every elastic joint is required too (e.g. link-side encoders);
+- parallel platform: the legs are; the platform pose and twist come from the forward kinematics.
 
 Behaviour
 ---------
