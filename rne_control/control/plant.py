@@ -266,8 +266,8 @@ class Plant:
 
     @property
     def ignored_passive(self) -> dict:
-        """{passive joint: how many published positions off its closed value were ignored}: only where no
-        controlled joint drives its loop (elsewhere such a state is rejected)."""
+        """{passive joint: in how many states set (cycles) its published position was off its closed value and
+        ignored}: only where no controlled joint drives its loop (elsewhere such a state is rejected)."""
         return {}
 
     def extra_state(self) -> dict:

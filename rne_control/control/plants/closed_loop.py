@@ -206,8 +206,8 @@ class ClosedLoopPlant(Plant):
 
     @property
     def ignored_passive(self):
-        """{passive joint: how many of its published positions, off the closed loop by more than
-        ``loop_tolerance`` in a loop that no controlled joint drives, were ignored} (none left out)."""
+        """{passive joint: in how many states set (cycles) its published position was off the closed loop
+        by more than ``loop_tolerance``, in a loop no controlled joint drives, and ignored} (none left out)."""
         names = self.model.joint_names
         return {names[k]: int(c) for k, c in zip(self._passive, self._ignored) if c}
 

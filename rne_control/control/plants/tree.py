@@ -195,8 +195,8 @@ class TreePlant(Plant):
 
     @property
     def ignored_passive(self):
-        """{mimic joint: how many of its published positions were off its rule by more than
-        ``loop_tolerance`` and ignored} (joints with none left out)."""
+        """{mimic joint: in how many states set (cycles) its published position was off its rule by more
+        than ``loop_tolerance`` and ignored} (joints with none left out)."""
         names = self.model.joint_names
         return {names[f]: int(n) for (f, _, _, _), n in zip(self._mimic, self._state.ignored) if n}
 
