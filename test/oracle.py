@@ -21,9 +21,18 @@ def erd(rel):
 
 
 class Oracle:
-    def __init__(self, path, model, floating=False):
+    """Pinocchio's model of the URDF at ``path``, its vectors mapped to ``model``'s joints by name.
+    ``weld``: {joint: position (rad or m)} of joints to lock (Pinocchio's ``buildReducedModel``)."""
+
+    def __init__(self, path, model, floating=False, weld=None):
         self.pm = (pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if floating
                    else pin.buildModelFromUrdf(str(path)))
+        if weld:
+            q = pin.neutral(self.pm)
+            for name, value in weld.items():
+                j = self.pm.joints[self.pm.getJointId(name)]
+                q[j.idx_q:j.idx_q + j.nq] = (np.cos(value), np.sin(value)) if j.nq == 2 else value
+            self.pm = pin.buildReducedModel(self.pm, [self.pm.getJointId(name) for name in weld], q)
         self.pd = self.pm.createData()
         self.model = model
         self.iq, self.iv, self.cont = [], [], []

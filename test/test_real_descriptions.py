@@ -4,12 +4,16 @@ plant's torques equal Pinocchio's RNE on the whole description restricted to the
 import warnings
 
 import numpy as np
+import pinocchio as pin
 import pytest
 
 import rne_control as rc
 from rne_control.control import ControlLaw, TreePlant, make_plant
+from rne_control.control.simulation import Simulation
+from rne_control.dynamics.floating_api import floating_forward_dynamics
+from rne_control.model.weld import welded
 
-from oracle import rel_err
+from oracle import Oracle, rel_err
 from real_descriptions import ARM_Q, DESCRIPTIONS, full_state, oracle
 
 TOL = 1e-9
@@ -165,3 +169,80 @@ def test_passengers_at_rest_are_folded_and_exact(name):
     plant.set_payload(finger, 1.0, (0.0, 0.0, 0.02))
     g1 = law.compute(sq, np.zeros(len(sq)), q_arm, np.zeros(len(arm)), np.zeros(len(arm))).copy()
     assert rel_err(g1, rc.gravity_torques(model, q)[idx]) < TOL and rel_err(g1, g0) > 1e-3
+
+
+@pytest.mark.parametrize("name", list(DESCRIPTIONS))
+def test_welded_model_equals_pinocchio_reduced_model(name):
+    """The model with every joint but the arm welded at a random configuration: its RNE, mass matrix and, on a
+    floating base, its forward dynamics equal those of Pinocchio's reduced model (buildReducedModel)."""
+    path, arm, _, _ = DESCRIPTIONS[name]
+    rng = np.random.default_rng(7)
+    model = load(name)
+    q = rng.uniform(-1.0, 1.0, model.n)
+    weld = {j: q[k] for k, j in enumerate(model.joint_names) if j not in arm}
+    W = welded(model, arm, q)
+    assert W.joint_names == tuple(arm) and W.link_names == model.link_names
+    pin_ = Oracle(path, W, weld=weld)
+    qa, qda, qdda = q[[model.joint_names.index(j) for j in arm]], rng.normal(size=len(arm)), rng.normal(size=len(arm))
+    assert rel_err(rc.inverse_dynamics(W, qa, qda, qdda), pin_.rnea(qa, qda, qdda)) < TOL
+    assert rel_err(rc.mass_matrix(W, qa), pin_.mass_matrix(qa)) < TOL
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        floating = rc.load_urdf(path, friction=False, floating_base=True)
+    Wf = welded(floating, arm, q)
+    pf = Oracle(path, Wf, floating=True, weld=weld)
+    quat = np.array([0.1, -0.2, 0.3, 0.9]) / np.linalg.norm([0.1, -0.2, 0.3, 0.9])
+    twist, tau = rng.normal(size=6), rng.normal(size=len(arm))
+    qdd, base_accel = floating_forward_dynamics(Wf, qa, qda, tau, twist, quat)
+    qp = pf.q(qa)
+    qp[3:7] = quat                                   # free flyer: position, quaternion (x, y, z, w)
+    v = pf.v(qda)
+    v[:6] = twist                                    # [v; w] in the base frame, as ours
+    a = pin.aba(pf.pm, pf.pd, qp, v, pf.v(tau))
+    assert rel_err(qdd, a[pf.iv]) < TOL and rel_err(base_accel, a[:6]) < TOL
+
+
+def test_welded_model_refuses_what_it_cannot_keep():
+    model = load("panda")
+    with pytest.raises(rc.ModelError, match=r"\['panda_finger_joint1'\].*mimic coupling"):
+        welded(model, ["panda_joint1", "panda_finger_joint1"], np.zeros(model.n))
+    with pytest.raises(rc.ModelError, match="unknown joint 'nope'"):
+        welded(model, ["panda_joint1", "nope"], np.zeros(model.n))
+    with pytest.raises(rc.ModelError, match="9 finite positions"):
+        welded(model, ["panda_joint1"], np.zeros(3))
+
+
+def test_floating_base_simulation_holds_the_uncontrolled_joints():
+    """Talos on a floating base with its left arm controlled: rne_sim's simulation integrates the base and the
+    arm on the model with the rest welded at its locked positions (legs, torso, other arm and grippers do not
+    fall), publishes the arm only, and its payload follows the plant's."""
+    path, arm, gripper, _ = DESCRIPTIONS["talos"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = rc.load_urdf(path, friction=False, floating_base=True)
+    locked = {"leg_left_4_joint": 0.6, "leg_right_4_joint": 0.6, "torso_2_joint": 0.2, gripper: -0.4}
+    plant = make_plant(model, joints=arm, locked=locked)
+    assert plant.sim_floating_base and plant.sim_names == tuple(arm) and plant.sim_model.joint_names == tuple(arm)
+    sim = Simulation(plant, q0=ARM_Q["talos"], friction=False, base_position=[0.0, 0.0, 1.0])
+    held_names, held_q = plant.held_joint_states()
+    assert set(held_names) == set(model.joint_names) - set(arm)
+    weld = dict(zip(held_names, held_q))
+    assert weld["leg_left_4_joint"] == 0.6 and weld[gripper] == -0.4
+    pf = Oracle(path, plant.sim_model, floating=True, weld=weld)
+    tau = np.linspace(-5.0, 5.0, len(arm))
+    for _ in range(20):
+        assert sim.step(tau, 1e-3)
+    names, q, qd, effort = sim.joint_states()
+    assert names == tuple(arm) and np.allclose(effort, tau)
+    s = sim.state
+    qp = pf.q(s.q)
+    qp[:3], qp[3:7] = s.pos, s.quat
+    v = pf.v(s.qd)
+    v[:6] = s.twist
+    a = pin.aba(pf.pm, pf.pd, qp, v, pf.v(tau))
+    qdd, _ = floating_forward_dynamics(plant.sim_model, s.q, s.qd, tau, s.twist, s.quat)
+    assert rel_err(qdd, a[pf.iv]) < TOL
+    plant.set_payload("arm_left_7_link", 1.5, (0.0, 0.0, 0.05))
+    g_sim = rc.inverse_dynamics(plant.sim_model, s.q, np.zeros(7), np.zeros(7), friction=False)
+    plant.set_payload(None)
+    assert rel_err(g_sim, rc.inverse_dynamics(plant.sim_model, s.q, np.zeros(7), np.zeros(7))) > 1e-3

@@ -224,8 +224,8 @@ class Plant:
     sim_floating_base: bool = False  # a tree on a floating base: the simulation integrates the base too
     task_space: bool = False         # a platform: pose and twist of the state last set, and leg motion
                                      # from platform motion (control.task_space), for task-space topics
-    sim_is_model: bool = False       # sim_names are the model's joints and tau drives them all: the
-                                     # simulation integrates the model's forward dynamics directly
+    sim_model = None                 # a model whose joints are sim_names (its order) and all driven by tau:
+                                     # the simulation integrates its forward dynamics directly
 
     def sim_reference_state(self):
         """(q, qd) in ``sim_names`` order: the reference state at rest (``reference_state`` by name)."""

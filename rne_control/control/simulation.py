@@ -48,9 +48,10 @@ class Simulation:
             self.state = State(q, qd, pos, quat / np.linalg.norm(quat), np.zeros(6))
         else:
             self.state = State(q, qd)
-        # a floating tree, or a tree with every joint actuated: the model's own forward dynamics
-        # (sim_names = the model's joints), without the per-stage detour through the plant
-        self.direct = self.floating or plant.sim_is_model
+        # a floating tree (its uncontrolled joints welded), or a tree with every joint actuated: the plant's
+        # sim_model's own forward dynamics, without the per-stage detour through the plant
+        self.direct = plant.sim_model is not None
+        self.model = plant.sim_model if self.direct else plant.model
         if self.direct:
             self._kw = dict(friction=plant.sim_friction, damping=self._full(self.damping))
         else:
@@ -72,9 +73,9 @@ class Simulation:
         t = self._full(tau) if self.direct else np.asarray(tau, float)
         try:
             if rk4:
-                s = rk4_step(self.plant.model, s, 0.0, h, lambda _t, _x: t, **self._kw)
+                s = rk4_step(self.model, s, 0.0, h, lambda _t, _x: t, **self._kw)
             else:
-                s = semi_implicit_step(self.plant.model, s, h, t, **self._kw)
+                s = semi_implicit_step(self.model, s, h, t, **self._kw)
         except ValueError:
             return False
         if not (np.isfinite(s.q).all() and np.isfinite(s.qd).all()):
@@ -90,7 +91,7 @@ class Simulation:
         self.tau[:] = 0.0
         if self.floating:
             try:
-                s.twist = np.asarray(base_twist_from_momentum(self.plant.model, s.q, s.qd, None, s.quat), float)
+                s.twist = np.asarray(base_twist_from_momentum(self.model, s.q, s.qd, None, s.quat), float)
             except ValueError:
                 s.twist = np.zeros(6)
             s.pos = s.pos + h * (quat_to_matrix(*s.quat) @ s.twist[:3])

@@ -31,6 +31,7 @@ from ...dynamics import api
 from ...dynamics import floating_api as fl
 from ...dynamics.spatial import FRICTION, JTYPE, PARENT, QIDX, REVOLUTE
 from ...model.loops import mimic_roots
+from ...model.weld import welded
 from ...model.spatial import quat_to_matrix
 from .. import _kernels as K
 from .. import tree_state as ts
@@ -127,9 +128,7 @@ class TreePlant(Plant):
         self.link_names = payload_links(model)
         self.bases = ("fixed", "moving", "free_floating") if model.floating_base else ("fixed",)
         self.sim_floating_base = bool(model.floating_base)
-        self.sim_is_model = self._identity
-        # a floating-base simulation integrates every joint (the uncontrolled ones under zero torque)
-        self.sim_names = self.state_names if self._identity or model.floating_base else self.joint_names
+        self.sim_names = self.state_names if self._identity else self.joint_names
         self.base_velocity_source = "odometry"
         self.last_base_output = None
         self._gravity0 = np.array(model.gravity, float)
@@ -163,6 +162,9 @@ class TreePlant(Plant):
         self._held = np.array(st.q_model)               # the locked positions, mimic joints by their rules
         for f, _, _, _ in self._mimic:                  # solved, not assumed: a mimic joint follows its leader
             self.initial_state[list(self.state_names).index(names[f])] = np.nan
+        # a floating base is simulated on the model with the uncontrolled joints welded at their locked positions
+        self.sim_model = (model if self._identity else
+                          welded(model, self.joint_names, self._held) if model.floating_base else None)
         ts.prepare()
         self._ct = ready(tree_computed_torque if self._folded is None else folded_tree_computed_torque)
 
@@ -297,14 +299,7 @@ class TreePlant(Plant):
     def sim_acceleration(self, q, qd, tau):
         """Accelerations of the simulated joints (``sim_names``) on a fixed base: every joint when all are
         controlled, else the controlled ones with the uncontrolled held at their locked positions."""
-        if self.sim_names == self.state_names:
-            if not self._identity:   # a floating base's uncontrolled joints: free, under zero torque
-                full = np.zeros(self.model.n)
-                full[self._ctrl] = tau
-                idx = [self.model.joint_names.index(j) for j in self.state_names]
-                q_m, qd_m = np.zeros(self.model.n), np.zeros(self.model.n)
-                q_m[idx], qd_m[idx] = q, qd
-                return api.forward_dynamics(self.model, q_m, qd_m, full, friction=self.sim_friction)[idx]
+        if self._identity:
             return api.forward_dynamics(self.model, q, qd, tau, friction=self.sim_friction)
         st = self._state
         q_full, qd_full = np.array(self.initial_state), np.zeros(len(self.state_names))
@@ -324,21 +319,26 @@ class TreePlant(Plant):
         return names, self._held[[self.model.joint_names.index(j) for j in names]]
 
     # ------------------------------------------------------------ run-time settings
+    def _derived_models(self):
+        """The models built from ``model`` that must follow its gravity and payload: the restricted dynamics
+        model and the welded simulation model, where they are not ``model`` itself."""
+        return [m for m in (self._dm, self.sim_model) if m is not None and m is not self.model]
+
     def set_gravity(self, gravity):
         Plant.set_gravity(self, gravity)
-        if self._dm is not self.model:
-            self._dm.set_gravity(self.model.gravity)
+        for m in self._derived_models():
+            m.set_gravity(self.model.gravity)
         self._state.invalidate_fold()
 
     def set_payload(self, link, mass=0.0, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
         """As :meth:`Plant.set_payload`; on a link the controlled torques do not depend on (the other arm),
         it changes nothing they feel."""
         Plant.set_payload(self, link, mass, com, inertia)
-        if self._dm is not self.model:
-            if link is not None and link in self._dm.link_frames:
-                self._dm.set_payload(link, mass, com, inertia)
+        for m in self._derived_models():
+            if link is not None and link in m.link_frames:
+                m.set_payload(link, mass, com, inertia)
             else:
-                self._dm.clear_payload()
+                m.clear_payload()
         self._state.invalidate_fold()
 
 
