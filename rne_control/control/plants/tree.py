@@ -31,8 +31,8 @@ from ...dynamics import api
 from ...dynamics import floating_api as fl
 from ...dynamics.spatial import FRICTION, JTYPE, PARENT, QIDX, REVOLUTE
 from ...model.loops import mimic_roots
-from ...model.weld import welded
 from ...model.spatial import quat_to_matrix
+from ...model.weld import welded
 from .. import _kernels as K
 from .. import tree_state as ts
 from .._fused import folded_tree_computed_torque, ready, tree_computed_torque
@@ -162,9 +162,7 @@ class TreePlant(Plant):
         self._held = np.array(st.q_model)               # the locked positions, mimic joints by their rules
         for f, _, _, _ in self._mimic:                  # solved, not assumed: a mimic joint follows its leader
             self.initial_state[list(self.state_names).index(names[f])] = np.nan
-        # a floating base is simulated on the model with the uncontrolled joints welded at their locked positions
-        self.sim_model = (model if self._identity else
-                          welded(model, self.joint_names, self._held) if model.floating_base else None)
+        self._welded = None
         ts.prepare()
         self._ct = ready(tree_computed_torque if self._folded is None else folded_tree_computed_torque)
 
@@ -296,6 +294,17 @@ class TreePlant(Plant):
         return np.linalg.solve(self.mass_matrix(), np.asarray(tau, float) - h)
 
     # ------------------------------------------------------------ simulation
+    @property
+    def sim_model(self):
+        """The model whose forward dynamics a simulation integrates directly: the model itself when every
+        joint is controlled; on a floating base, the model with the uncontrolled joints welded at their locked
+        positions (built at first use, with the model's gravity and payload then); otherwise None."""
+        if self._identity:
+            return self.model
+        if self.model.floating_base and self._welded is None:
+            self._welded = welded(self.model, self.joint_names, self._held)
+        return self._welded
+
     def sim_acceleration(self, q, qd, tau):
         """Accelerations of the simulated joints (``sim_names``) on a fixed base: every joint when all are
         controlled, else the controlled ones with the uncontrolled held at their locked positions."""
@@ -322,7 +331,7 @@ class TreePlant(Plant):
     def _derived_models(self):
         """The models built from ``model`` that must follow its gravity and payload: the restricted dynamics
         model and the welded simulation model, where they are not ``model`` itself."""
-        return [m for m in (self._dm, self.sim_model) if m is not None and m is not self.model]
+        return [m for m in (self._dm, self._welded) if m is not None and m is not self.model]
 
     def set_gravity(self, gravity):
         Plant.set_gravity(self, gravity)
