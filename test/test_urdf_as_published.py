@@ -2,7 +2,8 @@
 (meshes at package:// URIs, materials, transmissions in both forms, <ros2_control>, <gazebo>, joint
 calibration and safety controllers), <mimic> in every form, continuous and fixed joints, links without
 <inertial>. It loads, and its dynamics equal Pinocchio's (urdfdom's parser) on the same file; every
-description of the example-robot-data wheel loads or is refused naming the element."""
+description of the example-robot-data wheel loads, its gravity torques equal to Pinocchio's, or is refused
+naming the element."""
 import glob
 import os
 import warnings
@@ -12,6 +13,8 @@ import pytest
 
 import rne_control as rc
 from rne_control.control import make_plant
+from rne_control.control.plants.tree import mimic_rules
+from rne_control.model.loops import mimic_roots
 
 from oracle import ROBOTS, Oracle, rel_err
 
@@ -169,6 +172,7 @@ REFUSED = {
 def test_every_example_robot_data_description_loads_or_is_refused_naming_why():
     files = sorted(glob.glob(str(ROBOTS / "*" / "urdf" / "*.urdf")) + glob.glob(str(ROBOTS / "*" / "robots" / "*.urdf")))
     assert len(files) > 60
+    rng = np.random.default_rng(0)
     for f in files:
         rel = os.path.relpath(f, ROBOTS)
         with warnings.catch_warnings():
@@ -180,3 +184,7 @@ def test_every_example_robot_data_description_loads_or_is_refused_naming_why():
             model = rc.load_urdf(f)
         assert model.n > 0, rel
         make_plant(model)                                  # and its plant, every actuated joint controlled
+        q = rng.uniform(-0.5, 0.5, model.n)
+        for f_, (root, mult, off) in mimic_roots(mimic_rules(model)).items():   # mimic joints by their rules
+            q[model.index[f_]] = mult * q[model.index[root]] + off
+        assert rel_err(rc.gravity_torques(model, q), Oracle(f, model).gravity(q)) < 1e-9, rel
