@@ -11,7 +11,7 @@ import rne_control as rc
 from rne_control.control import ControlLaw, TreePlant, make_plant
 from rne_control.control.simulation import Simulation
 from rne_control.dynamics.floating_api import floating_forward_dynamics
-from rne_control.model.weld import welded
+from rne_control.model.reduced import welded
 
 from oracle import Oracle, rel_err
 from real_descriptions import ARM_Q, DESCRIPTIONS, full_state, oracle

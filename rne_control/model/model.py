@@ -142,39 +142,6 @@ class Model:
         new._lock = threading.Lock()
         return new
 
-    def restricted(self, joints):
-        """The model of the bodies of ``joints`` alone, with this model's inertial parameters, gravity and
-        payload (where its link is kept): the other bodies are dropped, every kept joint stays movable.
-
-        ``joints`` must hold, with each joint, every joint between it and the base. On a fixed base the
-        torque of a joint depends only on the joints between it and the base and on its subtree, so a
-        restricted model that keeps those gives that torque exactly, whatever the dropped joints do. Joint
-        order: this model's. Raises ModelError naming a joint whose parent joint is missing."""
-        keep = {self.joint_index(j) for j in joints}
-        topo = self._tree[:, 15:18]                          # parent, joint type, joint index per body
-        bodies = [i for i in range(self.nb) if int(topo[i, 2]) in keep]
-        new_body = {b: r for r, b in enumerate(bodies)}
-        names = [j for k, j in enumerate(self.joint_names) if k in keep]
-        new_joint = {self.index[j]: r for r, j in enumerate(names)}
-        rows = []
-        for b in bodies:
-            parent = int(topo[b, 0])
-            if parent >= 0 and parent not in new_body:
-                raise ModelError(f"restricted model of '{self.name}': joint "
-                                 f"'{self.joint_names[int(topo[b, 2])]}' is kept but the joint before it, "
-                                 f"'{self.joint_names[int(topo[parent, 2])]}', is not")
-            rows.append((new_body.get(parent, -1), topo[b, 1], new_joint[int(topo[b, 2])]))
-        frames = {k: (new_body.get(b, -1), T) for k, (b, T) in self.link_frames.items() if b < 0 or b in new_body}
-        old = [self.index[j] for j in names]
-        model = Model(self.name, names, list(frames), rows, self._tree[bodies, 0:15],
-                      np.vstack([self._params[bodies], self._params[self.nb:self.nb + 1]]), frames, self.gravity,
-                      self.effort_limits[old], self.velocity_limits[old], self.floating_base, self.base_link,
-                      self.position_limits[old])
-        model.link_params = {k: v for k, v in self.link_params.items() if k in frames}
-        if self._payload is not None and self._payload[0] in frames:
-            model.set_payload(*self._payload)
-        return model
-
     def _kernel_array(self, params, gravity):
         nb = self._tree.shape[0]
         K = np.zeros((3 * nb + 4, KW))
@@ -287,7 +254,4 @@ class Model:
         return f"<rne_control.Model '{self.name}': {self.n} joints, {len(self.link_names)} links, {kind} base>"
 
 
-# the builder moved to build.py; its names stay importable from here
-from .build import Link, build_model  # noqa: E402  (build.py imports this module's names above)
-
-__all__ = ["Model", "Link", "build_model", "REVOLUTE", "PRISMATIC", "DEFAULT_GRAVITY"]
+__all__ = ["Model", "REVOLUTE", "PRISMATIC", "DEFAULT_GRAVITY"]

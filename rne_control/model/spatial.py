@@ -47,11 +47,6 @@ def transform(R=None, p=None):
     return T
 
 
-def inverse(T):
-    R, p = T[:3, :3], T[:3, 3]
-    return transform(R.T, -R.T @ p)
-
-
 def align_z(axis):
     """A rotation R with R e_z = axis, so a joint about/along ``axis`` becomes one about/along z."""
     u = np.asarray(axis, float)

@@ -31,8 +31,8 @@ from ...dynamics import api
 from ...dynamics import floating_api as fl
 from ...dynamics.spatial import FRICTION, JTYPE, PARENT, QIDX, REVOLUTE
 from ...model.loops import mimic_roots
+from ...model.reduced import restricted, welded
 from ...model.spatial import quat_to_matrix
-from ...model.weld import welded
 from .. import _kernels as K
 from .. import tree_state as ts
 from .._fused import folded_tree_computed_torque, ready, tree_computed_torque
@@ -142,8 +142,8 @@ class TreePlant(Plant):
         # the dynamics models: on a fixed base, only what the controlled torques depend on, and that with its
         # passengers folded while they are at rest (tree_state.py)
         kept, chain = (names, names) if model.floating_base else dependencies(model, joints)
-        self._dm = model if len(kept) == len(names) else model.restricted(kept)
-        self._folded = model.restricted(chain) if len(kept) - len(chain) >= FOLD_FROM else None
+        self._dm = model if len(kept) == len(names) else restricted(model, kept)
+        self._folded = restricted(model, chain) if len(kept) - len(chain) >= FOLD_FROM else None
         fold = None if self._folded is None else _fold_maps(self._dm, self._folded, joints)
         dyn_index = np.array([names.index(j) for j in kept], dtype=np.int64)
         ctrl_dyn = np.array([kept.index(j) for j in joints], dtype=np.int64)

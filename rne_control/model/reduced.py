@@ -1,12 +1,42 @@
-"""Welding joints: the model with every joint but some fixed at given positions (what Pinocchio calls a
-reduced model, ``buildReducedModel``). A simulation of a floating-base robot whose uncontrolled joints are
-held still integrates this model."""
+"""Models with fewer joints than a model: ``restricted`` drops bodies (what a fixed-base torque does not
+depend on), ``welded`` fixes joints at given positions (what Pinocchio calls a reduced model,
+``buildReducedModel``; a simulation of a floating-base robot whose uncontrolled joints are held still
+integrates it). Both keep the model's inertial parameters, friction, limits, gravity, payload (where its
+link is kept) and base."""
 import numpy as np
 
 from .errors import ModelError
 from .loops import loop_groups
-from .model import PRISMATIC, Model, _readonly
+from .model import PRISMATIC, Model
 from .spatial import rot_z, transform, transform_params
+
+
+def restricted(model, joints):
+    """The model of the bodies of ``joints`` alone: the other bodies are dropped, every kept joint stays
+    movable, in ``model``'s joint order.
+
+    ``joints`` must hold, with each joint, every joint between it and the base. On a fixed base the torque of
+    a joint depends only on the joints between it and the base and on its subtree, so a restricted model that
+    keeps those gives that torque exactly, whatever the dropped joints do. Raises ModelError naming a joint
+    whose parent joint is missing."""
+    keep = {model.joint_index(j) for j in joints}
+    tree = model._tree
+    topo = tree[:, 15:18]                                # parent, joint type, joint index per body
+    bodies = [i for i in range(model.nb) if int(topo[i, 2]) in keep]
+    new_body = {b: r for r, b in enumerate(bodies)}
+    names = [j for k, j in enumerate(model.joint_names) if k in keep]
+    new_joint = {model.index[j]: r for r, j in enumerate(names)}
+    rows = []
+    for b in bodies:
+        parent = int(topo[b, 0])
+        if parent >= 0 and parent not in new_body:
+            raise ModelError(f"restricted model of '{model.name}': joint "
+                             f"'{model.joint_names[int(topo[b, 2])]}' is kept but the joint before it, "
+                             f"'{model.joint_names[int(topo[parent, 2])]}', is not")
+        rows.append((new_body.get(parent, -1), topo[b, 1], new_joint[int(topo[b, 2])]))
+    frames = {k: (new_body.get(b, -1), T) for k, (b, T) in model.link_frames.items() if b < 0 or b in new_body}
+    params = np.vstack([model._params[bodies], model._params[model.nb:model.nb + 1]])
+    return _reduced(model, names, rows, tree[bodies, 0:15], params, frames)
 
 
 def welded(model, joints, q):
@@ -58,14 +88,20 @@ def welded(model, joints, q):
     if not topo:
         raise ModelError(f"welded model of '{model.name}': no joint is kept")
     frames = {name: ((-1, T) if b < 0 else (anchor[b], pose[b] @ T)) for name, (b, T) in model.link_frames.items()}
-    new = Model(model.name, joints, list(model.link_names), topo, kin, new_params + [base], frames, model.gravity,
-                model.effort_limits[keep], model.velocity_limits[keep], model.floating_base, model.base_link,
-                model.position_limits[keep])
-    new.link_params = dict(model.link_params)
-    new.source = None
-    if model._payload is not None:
+    return _reduced(model, joints, topo, kin, new_params + [base], frames)
+
+
+
+def _reduced(model, names, topo, kin, params, frames):
+    """The Model of joints ``names`` (in that order) with the given body rows, parameters (the base's last)
+    and link frames, carrying over ``model``'s limits, gravity, base, links' own parameters and payload."""
+    old = [model.index[j] for j in names]
+    new = Model(model.name, names, list(frames), topo, kin, params, frames, model.gravity, model.effort_limits[old],
+                model.velocity_limits[old], model.floating_base, model.base_link, model.position_limits[old])
+    new.link_params = {k: v for k, v in model.link_params.items() if k in frames}
+    if model._payload is not None and model._payload[0] in frames:
         new.set_payload(*model._payload)
     return new
 
 
-__all__ = ["welded"]
+__all__ = ["restricted", "welded"]
