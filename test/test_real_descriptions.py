@@ -246,3 +246,18 @@ def test_floating_base_simulation_holds_the_uncontrolled_joints():
     g_sim = rc.inverse_dynamics(plant.sim_model, s.q, np.zeros(7), np.zeros(7), friction=False)
     plant.set_payload(None)
     assert rel_err(g_sim, rc.inverse_dynamics(plant.sim_model, s.q, np.zeros(7), np.zeros(7))) > 1e-3
+
+
+def test_fixed_base_simulation_of_the_arm_equals_the_plant_with_the_rest_held():
+    """Baxter's left arm on a fixed base: the simulation's accelerations (the welded model's forward dynamics)
+    equal the plant's own, M_cc^-1 (tau - h_c) from the CRBA and the RNE with the rest held at its locks."""
+    path, arm, gripper, _ = DESCRIPTIONS["baxter"]
+    model = load("baxter")
+    plant = make_plant(model, joints=arm, locked={"right_s1": -0.5, gripper: 0.01})
+    assert plant.sim_names == tuple(arm) and plant.sim_model.joint_names == tuple(arm)
+    rng = np.random.default_rng(3)
+    q, qd, tau = np.array(ARM_Q["baxter"]), rng.normal(size=7), rng.normal(size=7) * 5.0
+    state = dict(zip(*plant.held_joint_states()))
+    state.update(zip(arm, q))
+    plant.set_state([state[j] for j in plant.state_names], [dict(zip(arm, qd)).get(j, 0.0) for j in plant.state_names])
+    assert rel_err(plant.sim_acceleration(q, qd, tau), plant.forward_dynamics(tau)) < TOL

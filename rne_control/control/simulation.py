@@ -48,8 +48,8 @@ class Simulation:
             self.state = State(q, qd, pos, quat / np.linalg.norm(quat), np.zeros(6))
         else:
             self.state = State(q, qd)
-        # a floating tree (its uncontrolled joints welded), or a tree with every joint actuated: the plant's
-        # sim_model's own forward dynamics, without the per-stage detour through the plant
+        # a tree (its uncontrolled joints welded): its sim_model's own forward dynamics, without the per-stage
+        # detour through the plant
         self.direct = plant.sim_model is not None
         self.model = plant.sim_model if self.direct else plant.model
         if self.direct:

@@ -11,8 +11,8 @@ The embedded default plant of ``rne_controller``.  It behaves like an effort-con
   ``publish_uncontrolled: true`` it also publishes the others at their locked positions;
 * holds its brakes (joints still, zero applied effort) until the first command arrives, and again
   whenever no command has come for ``command_timeout`` seconds;
-* integrates the plant's forward dynamics (:class:`rne_control.control.simulation.Simulation`; on a
-  floating base, of the model with the uncontrolled joints welded) at ``sim_rate`` with RK4 (or
+* integrates the plant's forward dynamics (:class:`rne_control.control.simulation.Simulation`; for a
+  tree, of the model with the uncontrolled joints welded) at ``sim_rate`` with RK4 (or
   semi-implicit Euler with ``substeps``), in real time;
 * publishes ``/joint_states`` (stamped; names, positions, velocities, applied efforts) at
   ``publish_rate`` and, for a floating base, the base state on ``base_odometry`` (nav_msgs/Odometry,

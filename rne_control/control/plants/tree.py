@@ -296,27 +296,19 @@ class TreePlant(Plant):
     # ------------------------------------------------------------ simulation
     @property
     def sim_model(self):
-        """The model whose forward dynamics a simulation integrates directly: the model itself when every
-        joint is controlled; on a floating base, the model with the uncontrolled joints welded at their locked
-        positions (built at first use, with the model's gravity and payload then); otherwise None."""
+        """The model whose forward dynamics a simulation integrates: the model itself when every joint is
+        controlled, else the model with the uncontrolled joints welded at their locked positions (built at
+        first use, with the model's gravity and payload then; a controller never needs it)."""
         if self._identity:
             return self.model
-        if self.model.floating_base and self._welded is None:
+        if self._welded is None:
             self._welded = welded(self.model, self.joint_names, self._held)
         return self._welded
 
     def sim_acceleration(self, q, qd, tau):
-        """Accelerations of the simulated joints (``sim_names``) on a fixed base: every joint when all are
-        controlled, else the controlled ones with the uncontrolled held at their locked positions."""
-        if self._identity:
-            return api.forward_dynamics(self.model, q, qd, tau, friction=self.sim_friction)
-        st = self._state
-        q_full, qd_full = np.array(self.initial_state), np.zeros(len(self.state_names))
-        q_full[:self.n], qd_full[:self.n] = q, qd
-        self.set_state(q_full, qd_full)
-        M = api.mass_matrix(self._dm, st.q)[np.ix_(self._ctrl_dyn, self._ctrl_dyn)]
-        h = api.inverse_dynamics(self._dm, st.q, st.qd, self._zero, friction=self.sim_friction)[self._ctrl_dyn]
-        return np.linalg.solve(M, np.asarray(tau, float) - h)
+        """Accelerations of the simulated joints (``sim_names``) on a fixed base: ``sim_model``'s forward
+        dynamics."""
+        return api.forward_dynamics(self.sim_model, q, qd, tau, friction=self.sim_friction)
 
     def sim_joint_states(self, q, qd):
         return self.sim_names, np.asarray(q, float), np.asarray(qd, float)
