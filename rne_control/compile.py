@@ -116,13 +116,6 @@ def compile_all(verbose: bool = False) -> dict:
     warm_up_trajectory(TrajectoryGenerator(model.joint_names))
     warm_up_output(model.n)
     _warm_up_state_mapping(model)
-    # a tree on a fixed base with its last joint a passenger: the restricted and folded dynamics, the held
-    # simulation
-    from .control.plants import make_plant
-    from .control.simulation import Simulation
-    plant = make_plant(rc.load_model(_URDF), ["j1"])
-    warm_up_law(ControlLaw(plant), BaseState(), {k: np.zeros(plant.n) for k in SPLIT_PARTS})
-    Simulation(plant).step(np.zeros(plant.n), 1e-4)
     _warm_up_other_plants(verbose)
     stats = {"seconds": time.perf_counter() - t0, "signatures": sum(signature_counts().values()),
              "compiled": len(mon.compiles)}
@@ -131,7 +124,8 @@ def compile_all(verbose: bool = False) -> dict:
 
 
 # one shipped model of each other kind: their kernels take the same argument types for every robot of
-# that kind, so compiling them once here serves any closed-loop, parallel or elastic model
+# that kind, so compiling them once here serves any closed-loop, parallel or elastic model, and a tree with
+# uncontrolled joints (restricted, folded, welded)
 _OTHER_KINDS = ("config/fourbar.yaml", "config/gough_stewart.yaml", "config/arm7_sea.yaml", "config/puma560.yaml")
 
 

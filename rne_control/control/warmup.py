@@ -49,8 +49,8 @@ def warm_up_law(law: ControlLaw, base_state: Optional[BaseState] = None, parts: 
                             law.friction = friction
                             law.compute(q, qd, plant.q.copy(), z, z, 1.0)
                             law.split(q, qd, plant.q.copy(), z, z, 1.0, None, parts)
-                            plant.extra_state()     # ~/controller_state's extra fields (a platform's twist)
                     law.hold_torque(hold)
+                    plant.extra_state()     # ~/controller_state's extra fields (a platform's twist)
             except Exception as e:  # noqa: BLE001 (reported, and raised again when the base is selected)
                 if warn is not None:
                     warn("warm-up of base %r failed: %s" % (base, e))
