@@ -1,10 +1,9 @@
 """The :class:`~rne_control.control.plant.Plant` of each kind of model, and :func:`make_plant`, which picks it."""
-from ...model.loops import loop_groups
 from ..plant import DEFAULT_LOOP_TOLERANCE
 from .closed_loop import ClosedLoopPlant
 from .elastic import ElasticPlant
 from .parallel import ParallelPlant
-from .tree import TreePlant
+from .tree import TreePlant, driven_mimic_joints
 
 
 def make_plant(model, joints=None, locked=None, loop_tolerance=DEFAULT_LOOP_TOLERANCE):
@@ -29,10 +28,7 @@ def make_plant(model, joints=None, locked=None, loop_tolerance=DEFAULT_LOOP_TOLE
         if len(model.elastic_joint_names) > 0:
             raise ValueError("model %r has both elastic joints %s and closed loops or mimic joints: that "
                              "combination is not supported" % (model.name, list(model.elastic_joint_names)))
-        names = model.joint_names
-        controlled = {names.index(j) for j in (joints or model.active_joint_names) if j in names}
-        driven = any(set(active) & controlled for active, _ in loop_groups(model))
-        if len(model.loops.cut) == 0 and not driven:
+        if len(model.loops.cut) == 0 and not driven_mimic_joints(model, joints or model.active_joint_names):
             return TreePlant(model, joints, locked, loop_tolerance)
         return ClosedLoopPlant(model, joints, locked, loop_tolerance)
     if len(model.unactuated_joint_names) > 0:

@@ -51,6 +51,13 @@ def mimic_rules(model):
     return {names[int(f)]: (names[int(l)], float(m), float(o)) for f, l, m, o in model.loops.mimic}
 
 
+def driven_mimic_joints(model, joints):
+    """The mimic joints of ``model`` whose first leader up the chain is one of ``joints``, sorted: a mimic
+    coupling a controlled joint drives is a closed loop (ClosedLoopPlant), one it does not is followed by a
+    tree."""
+    return sorted(f for f, (root, _, _) in mimic_roots(mimic_rules(model)).items() if root in joints)
+
+
 def dependencies(model, joints):
     """(kept, chain): the joints of ``model`` whose bodies the torques of ``joints`` depend on, on a fixed
     base (those joints, the joints between them and the base, and their subtrees), and of those the ones
@@ -109,7 +116,7 @@ class TreePlant(Plant):
         joints, _, locked = choose_joints(model, [j for j in names if j not in rules], joints, locked, lambda bad: (
             "joints %s are passive joints of model %r: <mimic> joints follow their leaders %s and have no actuator "
             "of their own; control the leader instead" % (bad, model.name, [rules[j][0] for j in bad])))
-        driven = sorted({f for f, (root, _, _) in rules.items() if root in joints})
+        driven = driven_mimic_joints(model, joints)
         if driven or len(model.loops.cut):
             raise ValueError("model %r has closed loops (%s): its plant is a ClosedLoopPlant (make_plant picks it)"
                              % (model.name, "mimic joints %s of controlled leaders" % driven if driven
