@@ -23,13 +23,14 @@ def _on_signal(signum, frame):
 def run(make_node, name, args=None, quiet=()):
     """Create the node with ``make_node()`` and spin it until a signal; returns the exit code
     (0, or 1 after an error that is not an interruption, with its message on stderr; errors of the
-    ``quiet`` types, such as a bad configuration, without a traceback)."""
+    ``quiet`` types raised by ``make_node``, such as a bad configuration, without a traceback)."""
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _on_signal)
-    node, code = None, 0
+    node, code, making = None, 0, True
     try:
         node = make_node()
+        making = False
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         while not STOP.is_set() and rclpy.ok():
@@ -38,7 +39,7 @@ def run(make_node, name, args=None, quiet=()):
         pass
     except Exception as e:
         if not (STOP.is_set() or not rclpy.ok()):  # an interruption is a normal shutdown
-            if not isinstance(e, quiet):
+            if not (making and isinstance(e, quiet)):
                 traceback.print_exc()
             print(f"[{name}] fatal: {e}", file=sys.stderr)
             code = 1
