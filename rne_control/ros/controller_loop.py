@@ -119,7 +119,7 @@ class ControlLoop:
             ramp_request = self._apply_settings(s, now)
         wd = self.watchdog
         status = wd.check(now)
-        self.mapper.expire(now, wd.timeout)   # a passive joint no longer published follows its loop again
+        self.mapper.expire(now, wd.timeout)   # an optional joint no longer published: at rest, or solved again
         if status == NO_STATE:
             if self._state_count:   # some joints came, not all the required ones
                 self.get_logger().warning("joint state incomplete: no %s received yet (required: %s)"

@@ -86,9 +86,8 @@ class JointStateMapper:
         self.q = np.zeros(n) if initial_q is None else np.array(initial_q, dtype=float)
         self.qd = np.zeros(n)
         self._solved = np.isnan(self.q) & ~self._needed
-        self._received = np.full(n, -math.inf)   # receive time of the optional joints' values
-        self._fresh = np.zeros(n, dtype=bool)    # optional joints whose received value has not expired
-        self._oldest_fresh = math.inf            # the oldest of those (inf: none)
+        self._received = np.full(n, -math.inf)   # receive time of the optional joints' values (-inf: expired)
+        self._oldest_fresh = math.inf            # the oldest of those not expired (inf: none)
         self._q_stage = self.q.copy()
         # rows: last update of each joint; sample time of the position a velocity estimate last used
         self._times = np.full((2, n), -math.inf)
@@ -184,7 +183,6 @@ class JointStateMapper:
                 K.gather_finite(vel, m.src_opt, self.qd, m.dst_opt)
             t_recv = t if received is None else received
             self._received[m.dst_opt] = t_recv
-            self._fresh[m.dst_opt] = True
             if self._oldest_fresh == math.inf:
                 self._oldest_fresh = t_recv
         self.updated = dst
@@ -196,11 +194,12 @@ class JointStateMapper:
         limit = t - timeout
         if self._oldest_fresh >= limit:
             return
-        old = self._fresh & (self._received < limit)
+        fresh = np.isfinite(self._received)
+        old = fresh & (self._received < limit)
         self.q[old & self._solved] = np.nan
         self.qd[old] = 0.0
-        self._fresh &= ~old
-        rest = self._received[self._fresh]
+        self._received[old] = -math.inf
+        rest = self._received[fresh & ~old]
         self._oldest_fresh = float(rest.min()) if rest.size else math.inf
 
     def _estimate(self, dst, t: float) -> None:
