@@ -187,15 +187,12 @@ def run(args) -> int:
 
     import rne_control as rc
 
-    from rne_control.control import make_plant
+    from rne_control.ros.demo import config_plant, mass_diagonal
 
     # the model before any process starts: a config it cannot load stops the soak with nothing running
     model_file = Path(cp["model_file"]) if Path(cp["model_file"]).is_absolute() else REPO / cp["model_file"]
-    plant = make_plant(rc.load_model(str(model_file)), joints)
-    q_state = plant.reference_state()[0]
-    q_state[:n] = q_ready
-    plant.set_state(q_state, np.zeros_like(q_state))
-    m_diag = np.diag(plant.mass_matrix())
+    plant = config_plant(rc.load_model(str(model_file)), cp)
+    m_diag = mass_diagonal(plant, q_ready)
     # the trajectories' targets: within 0.3 (rad or m) of the ready pose and a tenth of each joint's range
     span = np.diff(plant.position_limits, axis=1)[:, 0]
     reach = np.where(np.isfinite(span), np.minimum(0.3, 0.1 * span), 0.3)

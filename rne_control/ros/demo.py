@@ -222,13 +222,20 @@ def _phase_once_fresh(dn, label, f, T, q0, task):
     return _phase(dn, label, f, T, task=task)
 
 
-def _mass_diag(model, joints, q_sim, locked):
-    """Diagonal of the mass matrix in the controlled coordinates at the simulator's start state
-    (``initial_positions``, in its joint order), the uncontrolled joints at their ``locked`` positions, for
-    any kind of model."""
+def config_plant(model, params):
+    """The controller's plant from its parameters as a config file gives them (``joints``,
+    ``locked.<joint>``)."""
     from rne_control.control import make_plant
 
-    plant = make_plant(model, joints, locked)
+    locked = {k[len("locked."):]: float(v) for k, v in params.items() if k.startswith("locked.")}
+    return make_plant(model, list(params["joints"]), locked)
+
+
+def mass_diagonal(plant, q_sim):
+    """Diagonal of ``plant``'s mass matrix in its controlled coordinates at a simulator's start state
+    (``initial_positions``: every simulated joint, or the controlled ones), the uncontrolled joints at their
+    locked positions, for any kind of model."""
+    q_sim = plant.sim_initial_positions(np.asarray(q_sim, float))
     names, q, _ = plant.sim_joint_states(q_sim, np.zeros_like(q_sim))
     at = dict(zip(names, q))
     q_state = np.array([at.get(j, math.nan) for j in plant.state_names])
@@ -268,8 +275,7 @@ def main(argv=None):
 
     model = rc.load_model(str(find(ctl_cfg["model_file"])))
     q0 = np.asarray(sim_cfg.get("initial_positions", [0.0] * n), float)
-    locked = {k[len("locked."):]: float(v) for k, v in ctl_cfg.items() if k.startswith("locked.")}
-    mdiag = _mass_diag(model, joints, q0, locked) if compare == "gravity_pd" else None
+    mdiag = mass_diagonal(config_plant(model, ctl_cfg), q0) if compare == "gravity_pd" else None
     springs = list(getattr(model, "elastic_joint_names", ()))
 
     if floating:
