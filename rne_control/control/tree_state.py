@@ -34,10 +34,10 @@ from numba import njit
 
 from ..dynamics.spatial import add_params_to_parent, body, joint_xform, split
 
-# plan header: state joints, model joints, restricted-model joints, controlled joints, mimic rules, folded-
-# model joints (0: no passenger, no folding), passengers, restricted-model bodies, folded-model bodies
-NS, NM, NR, NC, NMIM, NF, NP, NBR, NBF = range(9)
-HEADER = 9
+# plan header: state joints, model joints, restricted-model joints (= its bodies: one joint each), controlled
+# joints, mimic rules, folded-model joints (= its bodies; 0: no passenger, no folding), passengers
+NS, NM, NR, NC, NMIM, NF, NP = range(7)
+HEADER = 7
 # work rows: the model's state; the restricted model's state, acceleration and torque; the folded model's;
 # the controlled joints' state and acceleration; the mimic rules and their counts of ignored positions;
 # the tolerance; the passengers' positions at the last fold (NaN: fold again)
@@ -64,8 +64,8 @@ def _offsets(plan):
     c2f = f2r + plan[NF]
     pas = c2f + plan[NC]
     kind = pas + plan[NP]
-    target = kind + plan[NBR]
-    src = target + plan[NBR]
+    target = kind + plan[NR]
+    src = target + plan[NR]
     return s2m, r2m, c2r, mim, f2r, c2f, pas, kind, target, src
 
 
@@ -144,7 +144,7 @@ def fold(KR, KF, plan, work):
     KR's workspace holds the passengers' transforms and composite inertias (crba.py's layout)."""
     treeR, dynR, wsR, _ = split(KR)
     dynF = split(KF)[1]
-    nbr, nbf = plan[NBR], plan[NBF]
+    nbr, nbf = plan[NR], plan[NF]
     o = _offsets(plan)
     kind, target, src = o[7], o[8], o[9]
     for f in range(nbf):
@@ -205,9 +205,9 @@ class TreeState:
     joint of the restricted model; ``controlled_index``: the restricted-model index of each controlled
     joint (they lead the state); ``mimic``: rows (follower, root, multiplier, offset) of model indices;
     ``revolute``: per model joint; ``initial_q``: the model's positions before any measurement (locked
-    values; mimic joints follow); ``fold``: None, or (restricted model, folded model, the passengers'
-    restricted-model indices, per restricted body (kind, target), per folded body its restricted body,
-    per folded joint its restricted index, per controlled joint its folded index)."""
+    values; mimic joints follow); ``fold``: None, or (the passengers' restricted-model indices, per
+    restricted body (kind, target), per folded body its restricted body, per folded joint its restricted
+    index, per controlled joint its folded index)."""
 
     def __init__(self, state_index, restricted_index, controlled_index, mimic, revolute, initial_q, tolerance,
                  fold=None):
@@ -217,10 +217,10 @@ class TreeState:
         rows = [[int(r[0]) for r in mimic], [int(r[1]) for r in mimic], [state_pos[int(r[0])] for r in mimic],
                 [int(bool(revolute[int(r[0])])) for r in mimic]]
         if fold is None:
-            sizes, maps = [0, 0, 0, 0], [[], [], [], [], [], []]
+            sizes, maps = [0, 0], [[], [], [], [], [], []]
         else:
-            R, F, passengers, kinds_targets, src, f2r, c2f = fold
-            sizes = [F.n, len(passengers), R.nb, F.nb]
+            passengers, kinds_targets, src, f2r, c2f = fold
+            sizes = [len(f2r), len(passengers)]
             maps = [f2r, c2f, passengers, [k for k, _ in kinds_targets], [t for _, t in kinds_targets], src]
         self.plan = np.concatenate([[ns, nm, nr, nc, nmim], sizes, state_index, restricted_index,
                                     controlled_index, *rows, *maps]).astype(np.int64)

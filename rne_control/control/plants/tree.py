@@ -102,7 +102,7 @@ def _fold_maps(R, F, controlled):
             kinds.append((ts.BELOW_FOLDED, body_F[R.joint_names[int(tR[p, QIDX])]] if p >= 0 else -1))
     body_R = {R.joint_names[int(tR[b, QIDX])]: b for b in range(R.nb)}
     src = [body_R[F.joint_names[int(tF[f, QIDX])]] for f in range(F.nb)]
-    return (R, F, passengers, kinds, src, [R.index[j] for j in F.joint_names], [F.index[j] for j in controlled])
+    return passengers, kinds, src, [R.index[j] for j in F.joint_names], [F.index[j] for j in controlled]
 
 
 class TreePlant(Plant):
