@@ -80,7 +80,7 @@ def complete(q, qd, plan, work):
     docstring): rows QM, QDM (model order), QR, QDR (restricted-model order), QC, QDC (controlled). Returns
     0; REJECTED (q or qd of another length, nothing written); or -1 - i (controlled joint i not finite,
     nothing written)."""
-    ns, nr, nc, nm = plan[NS], plan[NR], plan[NC], plan[NMIM]
+    ns, nr, nc, nmim = plan[NS], plan[NR], plan[NC], plan[NMIM]
     if q.shape[0] != ns or qd.shape[0] != ns:
         return REJECTED
     for i in range(nc):
@@ -95,8 +95,8 @@ def complete(q, qd, plan, work):
         if math.isfinite(qd[i]):
             qdm[f] = qd[i]
     tol = work[TOL, 0]
-    for m in range(nm):
-        f, root, s, revolute = plan[mim + m], plan[mim + nm + m], plan[mim + 2 * nm + m], plan[mim + 3 * nm + m]
+    for m in range(nmim):
+        f, root, s, revolute = plan[mim + m], plan[mim + nmim + m], plan[mim + 2 * nmim + m], plan[mim + 3 * nmim + m]
         qm[f] = work[MULT, m] * qm[root] + work[OFFSET, m]
         qdm[f] = work[MULT, m] * qdm[root]
         if math.isfinite(q[s]):

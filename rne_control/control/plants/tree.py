@@ -217,12 +217,11 @@ class TreePlant(Plant):
             q = st.q
             F = self._folded
             if F is not None and ts.rest_ready(m._K, F._K, self._plan, self._work):
-                m, q, idx, zero = F, st.q_folded, self._ctrl_folded, self._zero_folded
+                m, q, idx, zero, full = F, st.q_folded, self._ctrl_folded, self._zero_folded, st.tau_folded
                 qd = st.qd_folded if qd is st.qd else zero
                 qdd = st.qdd_folded if qdd is st.qdd else zero
             else:
-                zero = self._zero
-            full = st.tau_folded if m is F else st.tau
+                zero, full = self._zero, st.tau
             if qdd is zero and not friction:
                 if use_gravity and qd is zero:
                     api.gravity_torques(m, q, out=full)
