@@ -81,7 +81,7 @@ setup(
     license="BSD-3-Clause",
     entry_points={
         "console_scripts": [
-            "rne_controller = rne_control.ros.controller_node:main",
+            "rne_controller = rne_control.ros.controller.node:main",
             "rne_sim = rne_control.ros.sim_node:main",
             "rne_demo = rne_control.ros.demo:main",
             "rne_identify = rne_control.ros.identify_cli:main",

@@ -83,7 +83,7 @@ def without_uncontrolled(path, joints, out):
 
 def run(config, n_states, warm, evict=None, params=()):
     import rclpy
-    from rne_control.ros.controller_node import ControllerNode
+    from rne_control.ros.controller.node import ControllerNode
     extra = [a for k, v in params for a in ("-p", f"{k}:={v}")]
     rclpy.init(args=["bench_cycle", "--ros-args", "--params-file", str(ROOT / config), "-p", "trigger:=state",
                      "-p", "rate:=1000.0", "-p", "sched_priority:=0", *extra, "--log-level", "warn"])

@@ -81,7 +81,7 @@ def test_colcon_installed_package_importable(colcon_install):
     site = list((colcon_install / "rne_control" / "lib").glob("python3*/site-packages"))
     assert site, "no site-packages in the colcon install"
     assert (site[0] / "rne_control" / "ros" / "sim_node.py").is_file()
-    assert (site[0] / "rne_control" / "ros" / "controller_node.py").is_file()
+    assert (site[0] / "rne_control" / "ros" / "controller" / "node.py").is_file()
 
 
 def test_colcon_build_fills_the_numba_cache_of_the_installed_files(colcon_install):

@@ -405,7 +405,7 @@ def test_without_control_msgs_the_action_is_not_served(ros_procs, ros_node, tmp_
     params = ros_util.write_params_file(tmp_path / "p.yaml", {
         "model_file": ros_util.config("puma560.yaml"), "rate": 100.0, "gc_freeze": False})
     code = ("import sys; sys.modules['control_msgs'] = None\n"
-            "from rne_control.ros.controller_node import main\nsys.exit(main())")
+            "from rne_control.ros.controller.node import main\nsys.exit(main())")
     ctl = ros_util.NodeProcess("rne_controller", [sys.executable, "-c", code, "--ros-args", "--params-file", params],
                                tmp_path / "ctl.log")
     ros_procs.procs.append(ctl)

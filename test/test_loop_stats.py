@@ -1,7 +1,7 @@
 """LoopStats: periods, late cycles, compute and publish times over a diagnostics window."""
 import numpy as np
 
-from rne_control.ros.loop_stats import LoopStats
+from rne_control.ros.controller.loop_stats import LoopStats
 
 
 def test_window_figures():

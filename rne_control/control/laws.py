@@ -210,11 +210,13 @@ class ControlLaw:
         return tau
 
     def split(self, q, qd, q_d, qd_d, qdd_d, feedback_scale: float = 1.0,
-              base_state: Optional[BaseState] = None, out: Optional[dict] = None) -> dict:
+              base_state: Optional[BaseState] = None, out: Optional[dict] = None, total=None) -> dict:
         """Decompose the law's torque into ``SPLIT_PARTS`` (dict of (N,) arrays).
 
         The parts sum to :meth:`compute`'s torque. ``base`` holds what a moving or free-floating base adds
-        beyond the other terms (zero on a fixed base). Allocates; not for the hot path.
+        beyond the other terms (zero on a fixed base). ``total``: that torque, when :meth:`compute` has
+        just returned it for these arguments (the plant holds their state): it is not computed again.
+        Allocates; not for the hot path.
         """
         n = self.n
         if out is None:
@@ -222,7 +224,8 @@ class ControlLaw:
         for v in out.values():
             v.fill(0.0)
         mode = self.mode
-        total = self.compute(q, qd, q_d, qd_d, qdd_d, feedback_scale, base_state).copy()
+        if total is None:
+            total = self.compute(q, qd, q_d, qd_d, qdd_d, feedback_scale, base_state).copy()
         if mode == "off":
             return out
         plant = self.plant

@@ -41,7 +41,8 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .joint_states import JointStateError, JointStateMapper  # noqa: F401 (re-exported)
+from ..control.joint_states import JointStateError, JointStateMapper  # noqa: F401 (re-exported)
+from ..control.laws import SPLIT_PARTS
 
 STATE_FIELDS = (
     "position_desired", "velocity_desired", "acceleration_desired",
@@ -97,6 +98,22 @@ def controller_state_message(nc: int, extra: dict):
         views[k] = data[at:at + m]
         at += m
     return msg, data[:F * nc].reshape(F, nc), views
+
+
+def fill_controller_state(rows, views, desired, measured, command, parts: dict, extra: dict) -> None:
+    """Write one ``~/controller_state`` into the views of :func:`controller_state_message`: ``desired``
+    (q_d, qd_d, qdd_d), ``measured`` (q, qd), the published ``command``, the law's ``parts``
+    (``SPLIT_PARTS`` of :meth:`~rne_control.control.laws.ControlLaw.split`) and the plant's ``extra``."""
+    rows[0], rows[1], rows[2] = desired
+    rows[3], rows[4] = measured
+    rows[5] = rows[0] - rows[3]
+    rows[6] = rows[1] - rows[4]
+    rows[7] = command
+    for r, k in enumerate(SPLIT_PARTS):
+        rows[9 + r] = parts[k]
+    rows[8] = rows[9:15].sum(axis=0)
+    for k, view in views.items():
+        view[:] = extra[k]
 
 
 def trajectory_fields(msg):

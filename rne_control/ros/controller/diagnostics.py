@@ -7,7 +7,7 @@ import math
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
-from ..control.watchdog import FRESH, NO_STATE, STALE
+from ...control.watchdog import FRESH, NO_STATE, STALE
 
 TIMING_KEYS = ("rate_achieved_hz", "commands_per_s", "period_jitter_p99_us", "period_jitter_max_us",
                "compute_time_p50_us", "compute_time_p99_us", "publish_time_p50_us", "publish_time_p99_us",
@@ -19,11 +19,13 @@ def message(node) -> DiagnosticArray:
     w = node.stats.window()
     late_now = w["late_cycles_last_period"]
     now = node._now()
-    wd = node.watchdog
+    cycle = node.cycle
+    wd = cycle.watchdog
     st = {NO_STATE: "waiting for /joint_states", FRESH: "fresh", STALE: "stale"}[wd.status]
-    sat = [j for j, f in zip(node.joints, node._sat_mask) if f]
-    node._sat_mask[:] = False
-    rej = sum(node._rejected.values())
+    sat = [j for j, f in zip(node.joints, cycle.saturated) if f]
+    cycle.saturated[:] = False
+    rejected = dict(joint_states=cycle.rejected_states, **node._rejected)
+    rej = sum(rejected.values())
     late_jit = node.jit_monitor.new_signatures()
     for name in set(late_jit) | set(node.jit_monitor.compiles):
         if name not in node._jit_reported:
@@ -35,7 +37,7 @@ def message(node) -> DiagnosticArray:
         node.get_logger().warning("published positions of %s are off their closed values by more than "
                                   "loop_tolerance: ignored, the joints follow their leaders (counted in "
                                   "ignored_passive_positions)" % ", ".join(sorted(ignored)))
-    missing = node.stale_joints(node._now_ns()) if wd.status != FRESH else []
+    missing = cycle.stale_joints(node._now_ns()) if wd.status != FRESH else []
     if wd.status != FRESH:
         level, text = DiagnosticStatus.ERROR if wd.status == STALE else DiagnosticStatus.WARN, \
             "joint state %s: %s" % (st, ", ".join(missing))
@@ -51,20 +53,20 @@ def message(node) -> DiagnosticArray:
 
     age = wd.age(now) if wd.last != -math.inf else float("nan")
     values = [
-        kv("mode", node.settings.mode), kv("base", node.settings.base), kv("trigger", node.trigger),
+        kv("mode", cycle.settings.mode), kv("base", cycle.settings.base), kv("trigger", node.trigger),
         kv("rate_nominal_hz", "%.1f" % node.rate),
     ] + [kv(k, "%.1f" % w[k]) for k in TIMING_KEYS] + [
         kv("late_cycles", node.stats.late_cycles), kv("late_cycles_last_period", late_now),
         kv("state", st), kv("state_age_ms", "%.2f" % (1e3 * age)),
-        kv("stale_joints", ",".join(missing)), kv("ignored_joint_states", node._ignored_states),
+        kv("stale_joints", ",".join(missing)), kv("ignored_joint_states", cycle.ignored_states),
         kv("stale_events", wd.stale_events),
-        kv("saturated_joints", ",".join(sat)), kv("saturated_cycles", node.limiter.saturated_cycles),
+        kv("saturated_joints", ",".join(sat)), kv("saturated_cycles", cycle.limiter.saturated_cycles),
         kv("rejected_messages", rej),
         kv("ignored_passive_positions", sum(ignored.values())),
-    ] + [kv("rejected_" + k, v) for k, v in node._rejected.items()] + [
-        kv("trajectory_running", node.traj.running),
-        kv("velocity_estimated", node.mapper.estimating_velocity),
-        kv("ramp_active", node.output_ramp.active or node.feedback_ramp.active),
+    ] + [kv("rejected_" + k, v) for k, v in rejected.items()] + [
+        kv("trajectory_running", cycle.traj.running),
+        kv("velocity_estimated", cycle.mapper.estimating_velocity),
+        kv("ramp_active", cycle.output_ramp.active or cycle.feedback_ramp.active),
         kv("jit_signatures_after_ready", sum(late_jit.values())),
         kv("jit_compiles_after_ready", len(node.jit_monitor.compiles)),
     ]

@@ -49,12 +49,12 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.task import Future
 
-from ..control.tolerances import RUNNING, SUCCEEDED, GoalTracker, Tolerances
-from ..control.trajectory import TrajectoryError
-from ..control.watchdog import STALE
-from .controller_settings import ConfigError
-from .conversions import duration_to_sec, trajectory_fields
-from .params import Spec, T
+from ...control.tolerances import RUNNING, SUCCEEDED, GoalTracker, Tolerances
+from ...control.trajectory import TrajectoryError
+from ...control.watchdog import STALE
+from .settings import ConfigError
+from ..conversions import duration_to_sec, trajectory_fields
+from ..params import Spec, T
 
 try:
     from control_msgs.action import FollowJointTrajectory
@@ -120,8 +120,9 @@ class _Goal:
 
 
 class FollowJointTrajectoryServer:
-    """See the module docstring. ``node`` must provide ``joints``, ``ctrl_idx``, ``traj``, ``mapper``,
-    ``watchdog``, ``_active`` and ``_now()`` (the ControllerNode)."""
+    """See the module docstring. ``node`` must provide ``joints``, ``params``, ``cycle`` (its
+    :class:`~rne_control.control.cycle.ControlCycle`) and ``_now()`` (the ControllerNode). The controlled
+    joints lead the cycle's merged state."""
 
     def __init__(self, node):
         from rclpy.action import ActionServer
@@ -187,15 +188,15 @@ class FollowJointTrajectoryServer:
     def _validate(self, goal):
         """(prepared trajectory, start time or None, tolerances) of a goal; raises TrajectoryError."""
         node = self.node
-        if not node._active:
+        if not node.cycle.active:
             raise TrajectoryError("no valid joint state yet")
         mdof = goal.multi_dof_trajectory
         if len(mdof.joint_names) or len(mdof.points):
             raise TrajectoryError("multi_dof_trajectory is not supported (the controlled joints are single-DOF); "
                                   "leave it empty", "multi_dof_trajectory")
         names, times, P, V, A, start = trajectory_fields(goal.trajectory)
-        prep = node.traj.prepare(names, times, P, V, A)
-        node.traj.check_start(prep, node._now(), start)
+        prep = node.cycle.traj.prepare(names, times, P, V, A)
+        node.cycle.traj.check_start(prep, node._now(), start)
         tol = self.default_tolerances().for_goal(goal.path_tolerance, goal.goal_tolerance,
                                                  duration_to_sec(goal.goal_time_tolerance))
         return prep, start, tol
@@ -227,12 +228,12 @@ class FollowJointTrajectoryServer:
         self._preempt("Current goal preempted by new incoming action.")
         now = node._now()
         try:
-            t0 = node.traj.check_start(prep, now, start)
-            node.traj.set_trajectory(prep, now, t0)
+            t0 = node.cycle.traj.check_start(prep, now, start)
+            node.cycle.traj.set_trajectory(prep, now, t0)
         except TrajectoryError as e:  # it ended while waiting to be accepted
             self._start_finished(handle, OLD_HEADER_TIMESTAMP, str(e))
             return
-        g = _Goal(handle, GoalTracker(tol, t0, prep.times), node.traj.generation)
+        g = _Goal(handle, GoalTracker(tol, t0, prep.times), node.cycle.traj.generation)
         self._goals[bytes(handle.goal_id.uuid)] = g
         self._active = g
         handle.execute()
@@ -293,8 +294,8 @@ class FollowJointTrajectoryServer:
 
     def _hold(self) -> None:
         node = self.node
-        np.take(node.mapper.q, node.ctrl_idx, out=self._q)
-        node.traj.reset(self._q)
+        np.copyto(self._q, node.cycle.mapper.q[:len(self._q)])
+        node.cycle.traj.reset(self._q)
 
     @property
     def active(self) -> bool:
@@ -306,14 +307,14 @@ class FollowJointTrajectoryServer:
         if g is None:
             return
         node = self.node
-        if node.traj.generation != g.generation:  # replaced behind our back: a stale-state recovery
+        if node.cycle.traj.generation != g.generation:  # replaced behind our back: a stale-state recovery
             self._finish(g, PATH_TOLERANCE_VIOLATED, "Aborted: the controller dropped the trajectory after the "
                          "joint states went stale, and holds the measured position", ABORT)
             return
-        np.take(node.mapper.q, node.ctrl_idx, out=self._q)
-        np.take(node.mapper.qd, node.ctrl_idx, out=self._qd)
+        np.copyto(self._q, node.cycle.mapper.q[:len(self._q)])
+        np.copyto(self._qd, node.cycle.mapper.qd[:len(self._qd)])
         tr = g.tracker
-        status = tr.update(now, node.traj.q, node.traj.qd, self._q, self._qd)
+        status = tr.update(now, node.cycle.traj.q, node.cycle.traj.qd, self._q, self._qd)
         if status == RUNNING:
             return
         log = node.get_logger()
@@ -332,21 +333,21 @@ class FollowJointTrajectoryServer:
             self._monitor.cancel()
             return
         node = self.node
-        if node.watchdog.status == STALE:
+        if node.cycle.watchdog.status == STALE:
             text = ("Aborted: no valid joint state for more than state_timeout (%.3f s); the controller applies "
-                    "on_stale %r" % (node.watchdog.timeout, node.watchdog.on_stale))
+                    "on_stale %r" % (node.cycle.watchdog.timeout, node.cycle.watchdog.on_stale))
             node.get_logger().warning("the goal on ~/%s is aborted: %s" % (ACTION, text))
             self._finish(g, PATH_TOLERANCE_VIOLATED, text, ABORT)
             return
         tr = g.tracker
-        t = node.traj.t_sampled  # the time of the desired state reported (not the tracker's last check)
+        t = node.cycle.traj.t_sampled  # the time of the desired state reported (not the tracker's last check)
         if t == -math.inf:
             t = node._now()
         fb = self._feedback
         fb.header.stamp = node.get_clock().now().to_msg()
-        q_d, qd_d, qdd_d = node.traj.q, node.traj.qd, node.traj.qdd
-        np.take(node.mapper.q, node.ctrl_idx, out=self._q)
-        np.take(node.mapper.qd, node.ctrl_idx, out=self._qd)
+        q_d, qd_d, qdd_d = node.cycle.traj.q, node.cycle.traj.qd, node.cycle.traj.qdd
+        np.copyto(self._q, node.cycle.mapper.q[:len(self._q)])
+        np.copyto(self._qd, node.cycle.mapper.qd[:len(self._qd)])
         since = _duration(t - tr.t_start)
         d, a, e = fb.desired, fb.actual, fb.error
         d.positions, d.velocities, d.accelerations = q_d.tolist(), qd_d.tolist(), qdd_d.tolist()

@@ -75,10 +75,10 @@ from typing import Optional
 
 import numpy as np
 
-from .. import control as ctl
-from ..control.laws import BASE_VELOCITY_SOURCES, BASES, MODES
-from ..control.watchdog import ON_STALE
-from .params import Spec, T
+from ... import control as ctl
+from ...control.laws import BASE_VELOCITY_SOURCES, BASES, MODES
+from ...control.watchdog import ON_STALE
+from ..params import Spec, T
 
 COMMAND_TYPES = ("float64_multi_array", "joint_state")
 TRIGGERS = ("timer", "state")
@@ -154,13 +154,38 @@ def _finite_array(name, v, size):
     return a
 
 
+class LoopSettings:
+    """The read-only parameters of the loop, validated (``get``: parameter name -> value): ``rate`` (Hz),
+    ``trigger``, ``command_type``, ``state_every`` (cycles per ``~/controller_state``), ``trigger_joints``
+    (None: every required joint) and ``velocity_filter_cutoff`` (Hz). Raises :class:`ConfigError`."""
+
+    def __init__(self, get, plant):
+        self.rate = float(get("rate"))
+        if not (self.rate > 0.0) or math.isinf(self.rate):
+            raise ConfigError("rate must be a positive number of Hz (got %r)" % self.rate)
+        self.trigger = get("trigger")
+        if self.trigger not in TRIGGERS:
+            raise ConfigError("trigger must be one of %s (got %r)" % (", ".join(TRIGGERS), self.trigger))
+        self.command_type = get("command_type")
+        if self.command_type not in COMMAND_TYPES:
+            raise ConfigError("command_type must be one of %s (got %r)"
+                              % (", ".join(COMMAND_TYPES), self.command_type))
+        spr = float(get("state_publish_rate"))
+        self.state_every = 1 if spr <= 0 or spr >= self.rate else max(1, int(round(self.rate / spr)))
+        self.trigger_joints = get("trigger_joints") or None
+        unknown = [j for j in self.trigger_joints or () if j not in plant.state_names]
+        if unknown:
+            raise ConfigError("trigger_joints %s are not joints of the state (%s)"
+                              % (unknown, ", ".join(plant.state_names)))
+        self.velocity_filter_cutoff = float(get("velocity_filter_cutoff"))
+
+
 class Settings:
     """A validated snapshot of the run-time parameters (arrays in ``joints`` order)."""
 
-    def __init__(self, values: dict, ctx):
-        """``values``: parameter name -> value (None: unset); ``ctx``: the node (its plant and joints)."""
-        nc = len(ctx.joints)
-        plant = ctx.plant
+    def __init__(self, values: dict, plant):
+        """``values``: parameter name -> value (None: unset); ``plant``: the controller's plant."""
+        nc = plant.n
         self.mode = values["mode"]
         if self.mode not in MODES:
             raise ValueError("unknown mode %r (one of %s)" % (self.mode, ", ".join(MODES)))

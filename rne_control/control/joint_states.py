@@ -34,7 +34,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..control import _kernels as K
+from . import _kernels as K
 
 _CACHE = 32  # distinct name lists remembered (one per publisher or joint group)
 

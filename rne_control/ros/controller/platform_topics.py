@@ -19,10 +19,10 @@ import numpy as np
 from nav_msgs.msg import Odometry
 from trajectory_msgs.msg import MultiDOFJointTrajectory
 
-from ..control.task_space import leg_motion
-from ..control.trajectory import TrajectoryError
-from ..model.spatial import quat_to_matrix
-from .conversions import duration_to_sec, stamp_to_sec
+from ...control.task_space import leg_motion
+from ...control.trajectory import TrajectoryError
+from ...model.spatial import quat_to_matrix
+from ..conversions import duration_to_sec, stamp_to_sec
 
 JOINT = "platform"
 

@@ -1,0 +1,324 @@
+"""The control cycle without ROS: merged joint states in, one clamped effort command out.
+
+:class:`ControlCycle` owns everything a cycle of ``rne_controller`` uses: the plant and its
+:class:`~rne_control.control.laws.ControlLaw`, the desired trajectory, the merge of joint-state messages
+(:class:`~rne_control.control.joint_states.JointStateMapper`), the state watchdog, the feedback and output
+ramps and the effort limiter. :meth:`ControlCycle.update` is the cycle, written as
+
+* **read**: install run-time settings requested since the last cycle, judge the merged state's
+  freshness (:class:`~rne_control.control.watchdog.Watchdog`) and activate on the first fresh state;
+* **compute**: sample the trajectory and evaluate the law (feedback terms scaled by the activation ramp);
+* **clamp**: blend from the previous law (output ramp) and clamp to the effort limits.
+
+It returns the command to publish, or None (no state yet, or ``on_stale: stop``); ``outcome`` says which
+path produced it (:data:`LAW`, :data:`HOLD` while a state cannot be used, :data:`STALE` under
+``on_stale``). The caller publishes every command returned: the cycle remembers it as the last one sent,
+from which the next law change ramps. Times are seconds or nanoseconds of the caller's clock (ROS time,
+or sim time under ``use_sim_time``); arrays are in the plant's ``joint_names`` order (controlled joints)
+or its ``state_names`` order (the merged state).
+"""
+from __future__ import annotations
+
+import array
+import logging
+import math
+from typing import Optional
+
+import numpy as np
+
+from .joint_states import JointStateError, JointStateMapper
+from .laws import SPLIT_PARTS, BaseState, ControlLaw
+from .limits import EffortLimiter
+from .plant import StateError
+from .ramp import OffsetRamp, Ramp
+from .trajectory import TrajectoryError, TrajectoryGenerator
+from .warmup import warm_up_law, warm_up_output, warm_up_trajectory
+from .watchdog import NO_STATE, STALE, Watchdog
+
+LAW, HOLD, STALE_OUTPUT = "law", "hold", "stale"
+
+
+class _Log:
+    """Python logging with the call signature of an rclpy logger (``throttle_duration_sec`` ignored)."""
+
+    def __init__(self, name="rne_control.cycle"):
+        self._log = logging.getLogger(name)
+
+    def info(self, msg, **_):
+        self._log.info(msg)
+
+    def warning(self, msg, **_):
+        self._log.warning(msg)
+
+    def error(self, msg, **_):
+        self._log.error(msg)
+
+
+class ControlCycle:
+    """One controller's cycle on ``plant`` (see the module docstring).
+
+    ``settings``: a validated snapshot of the run-time parameters (mode, base, base_velocity_source,
+    friction_compensation, gravity, kp, kd, hold_kp, hold_kd, payload, effort_limits, state_timeout,
+    on_stale, ramp_time; :class:`rne_control.ros.controller.settings.Settings`). ``trigger_joints``: the
+    state joints whose update makes a new state due (default every required joint).
+    ``velocity_cutoff_hz``: the filter of velocities estimated from positions. ``out``: the command
+    buffer (N,), e.g. a view over an outgoing message's array. ``log``: an object with ``info``,
+    ``warning`` and ``error`` taking a message and ``throttle_duration_sec`` (an rclpy logger).
+    """
+
+    def __init__(self, plant, settings, trigger_joints=None, velocity_cutoff_hz: float = 50.0,
+                 out: Optional[np.ndarray] = None, log=None):
+        self.plant = plant
+        self.joints = plant.joint_names
+        self.n = n = plant.n
+        self.log = _Log() if log is None else log
+        self.law = ControlLaw(plant)
+        self.traj = TrajectoryGenerator(self.joints)
+        self.mapper = JointStateMapper(plant.state_names, self.joints, plant.initial_state, velocity_cutoff_hz,
+                                       required=plant.required_names)
+        self.base_state = BaseState()
+        self.feedback_ramp = Ramp(0.5)
+        self.output_ramp = OffsetRamp(n, 0.5)
+        self.limiter = EffortLimiter(settings.effort_limits)
+        self.watchdog = Watchdog(settings.state_timeout, settings.on_stale)
+        self.cmd = np.zeros(n) if out is None else out
+        self.settings = None
+        self._pending = None
+        self.apply_settings(settings)
+
+        # the merge: per state joint its receive time (-1: never) and header stamp, ns
+        ns = len(plant.state_names)
+        self._recv_ns = np.full(ns, -1, dtype=np.int64)
+        self._stamp_ns = np.zeros(ns, dtype=np.int64)
+        self._n_required = len(self.mapper.required_index)
+        self._trigger_mask = np.zeros(ns, dtype=bool)
+        self._trigger_mask[self.mapper.required_index if trigger_joints is None
+                           else [list(plant.state_names).index(j) for j in trigger_joints]] = True
+        self._trigger_all = bool(self._trigger_mask[self.mapper.required_index].all())
+        self.new_state = False       # a trigger joint was updated since the law's last command
+        self.arrival_ns = 0          # caller's arrival time of the latest message with a required joint
+        self.state_stamp_ns = 0      # header stamp of the merged state (its oldest required joint)
+        self.states = 0              # messages that updated a required joint
+        self.ignored_states = 0      # messages without any required joint
+        self.rejected_states = 0     # messages refused by the merge, and states the plant refused
+        self._rejected_at = -1
+        self._warned_velocity = False
+
+        # the command's path
+        self.outcome = None
+        self.active = False          # the law runs (a fresh state activated it)
+        self.stopped = False         # on_stale: stop in effect
+        self.have_published = False
+        self._ramp_from_last = False
+        self.saturated = np.zeros(n, dtype=bool)    # joints clamped since the caller last cleared it
+        self.q_d, self.qd_d, self.qdd_d = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.feedback_scale = 0.0
+        self._last_cmd = np.zeros(n)
+        self._hold_cmd = np.zeros(n)
+        self._law_tau = np.zeros(n)  # the law's torque before ramp and clamp (for split)
+        self._parts = {k: np.zeros(n) for k in SPLIT_PARTS}
+
+    # ------------------------------------------------------------ settings
+    def request(self, settings) -> None:
+        """Install ``settings`` at the start of the next cycle (a parameter change at run time)."""
+        self._pending = settings
+
+    def apply_settings(self, s, now: Optional[float] = None) -> bool:
+        """Install a settings snapshot now; True if the law changed (a ramp is wanted)."""
+        old = self.settings
+        law = self.law
+        law.set_mode(s.mode)
+        law.set_base(s.base, self.base_state)
+        law.base_velocity_source = s.base_velocity_source
+        law.friction = s.friction_compensation
+        law.set_gravity(s.gravity)
+        for name in ("kp", "kd", "hold_kp", "hold_kd"):
+            getattr(law, name)[:] = getattr(s, name)
+        if old is None or old.payload != s.payload:
+            self.plant.set_payload(*(s.payload or (None,)))
+        self.limiter.set_limits(s.effort_limits)
+        self.watchdog.timeout = s.state_timeout
+        self.watchdog.on_stale = s.on_stale
+        self.feedback_ramp.duration = s.ramp_time
+        self.output_ramp.duration = s.ramp_time
+        changed = s.law_differs(old)
+        self.settings = s
+        if old is not None:
+            self.log.info("parameters applied: mode %s, base %s%s" % (
+                s.mode, s.base, " (ramping over %.3f s)" % s.ramp_time if changed and s.ramp_time > 0 else ""))
+        return changed and old is not None
+
+    # ------------------------------------------------------------ the merge
+    def merge(self, names, position, velocity, effort, stamp_ns: int, now_ns: int, arrival_ns: int) -> bool:
+        """Merge one joint-state message (:mod:`rne_control.control.joint_states`) received at ``now_ns``
+        (``stamp_ns``: its header stamp, 0: none; ``arrival_ns``: the caller's arrival clock, for the
+        latency). False if it was refused (logged and counted) or carried no required joint."""
+        try:
+            got = self.mapper.update(names, position, velocity, (stamp_ns if stamp_ns else now_ns) * 1e-9, effort,
+                                     now_ns * 1e-9)
+        except JointStateError as e:
+            self._reject(e)
+            return False
+        if not got:
+            self.ignored_states += 1
+            return False
+        idx = self.mapper.updated          # the required joints the message carried (got > 0 of them)
+        self.arrival_ns = arrival_ns
+        if self._trigger_all or self._trigger_mask[idx].any():
+            self.new_state = True
+        self._recv_ns[idx] = now_ns
+        self._stamp_ns[idx] = stamp_ns
+        if got == self._n_required:         # it carried them all: nothing older to look up
+            self.watchdog.feed(now_ns * 1e-9)
+            self.state_stamp_ns = stamp_ns
+        else:
+            req = self.mapper.required_index
+            oldest = self._recv_ns[req].min()
+            if oldest >= 0:
+                self.watchdog.feed(oldest * 1e-9)
+            self.state_stamp_ns = int(self._stamp_ns[req].min())
+        if not self._warned_velocity and self.mapper.estimating_velocity:
+            self._warned_velocity = True
+            self.log.warning("/joint_states has no velocities for %s: estimating them by filtered "
+                             "differentiation (%.0f Hz)" % (", ".join(self.mapper.estimated_joints()),
+                                                            self.mapper.velocity_cutoff_hz))
+        self.states += 1
+        return True
+
+    def _reject(self, reason) -> None:
+        self.rejected_states += 1
+        self.log.warning("rejected /joint_states: %s (%d rejected)" % (reason, self.rejected_states),
+                         throttle_duration_sec=2.0)
+
+    def stale_joints(self, now_ns: int) -> list:
+        """Required joints not received within state_timeout (never received ones included)."""
+        limit = now_ns - int(self.watchdog.timeout * 1e9)
+        return [j for j, i in zip(self.mapper.required, self.mapper.required_index) if self._recv_ns[i] < limit]
+
+    def due(self, now_ns: int) -> bool:
+        """A new state of the trigger joints has come and the state is fresh (``trigger: state``)."""
+        wd = self.watchdog
+        return self.new_state and now_ns * 1e-9 - wd.last <= wd.timeout
+
+    # ------------------------------------------------------------ the cycle
+    def update(self, now_ns: int) -> Optional[np.ndarray]:
+        """One cycle at ``now_ns`` on the merged state: read -> compute -> clamp. Returns ``cmd`` (to
+        publish) or None; ``outcome`` tells the path."""
+        now = now_ns * 1e-9
+        self.outcome = None
+        # --- read
+        ramp_request = False
+        if self._pending is not None:
+            s, self._pending = self._pending, None
+            ramp_request = self.apply_settings(s, now)
+        wd = self.watchdog
+        status = wd.check(now)
+        self.mapper.expire(now, wd.timeout)   # an optional joint no longer published: at rest, or solved again
+        if status == NO_STATE:
+            if self.states:   # some joints came, not all the required ones
+                self.log.warning("joint state incomplete: no %s received yet (required: %s)"
+                                 % (", ".join(self.stale_joints(now_ns)), ", ".join(self.mapper.required)),
+                                 throttle_duration_sec=5.0)
+            return None
+        if status == STALE:
+            return self._stale(now, now_ns)
+        if not self.active or wd.recovered:
+            self._activate(now, wd.recovered)
+            ramp_request = ramp_request or self._ramp_from_last
+            self.stopped = False
+        # --- compute
+        self.q_d, self.qd_d, self.qdd_d = self.traj.sample(now)
+        self.feedback_scale = s = self.feedback_ramp.fraction(now)
+        try:
+            tau = self.law.compute(self.mapper.q, self.mapper.qd, self.q_d, self.qd_d, self.qdd_d, s)
+        except StateError as e:  # e.g. a loop that does not close at the measured state: hold the last good one
+            if self.states != self._rejected_at:   # count each received state once
+                self._rejected_at = self.states
+                self._reject(e)
+            return self._hold(reset=False)
+        except ValueError as e:  # a non-finite reference must never stop the loop nor reach the output
+            self.log.error("control law failed (%s): holding the measured position" % e, throttle_duration_sec=1.0)
+            return self._hold(reset=True)
+        np.copyto(self._law_tau, tau)
+        # --- clamp
+        if ramp_request and self.have_published:
+            self.output_ramp.start_blend(now, self._last_cmd, tau)
+        self.output_ramp.apply(now, tau)
+        if self.limiter.apply(tau, out=self.cmd):
+            self.saturated |= self.limiter.saturated.astype(bool)
+        self.new_state = False
+        self.outcome = LAW
+        return self._sent()
+
+    def _activate(self, now: float, recovered: bool) -> None:
+        self.traj.reset(self.mapper.q[:self.n])   # the controlled joints lead the state
+        self.feedback_ramp.start(now)
+        self.active = True
+        self._ramp_from_last = recovered and self.have_published and not self.stopped
+        if recovered:
+            self.log.info("joint states fresh again: holding the measured position, ramping in")
+
+    def _stale(self, now: float, now_ns: int) -> Optional[np.ndarray]:
+        wd = self.watchdog
+        if wd.went_stale:
+            self.log.warning("no valid joint state for %.3f s (state_timeout %.3f s) from %s: %s"
+                             % (wd.age(now), wd.timeout, ", ".join(self.stale_joints(now_ns)), wd.on_stale))
+            try:  # hold the newest state received (else the last accepted one)
+                self.plant.set_state(self.mapper.q, self.mapper.qd)
+            except StateError:
+                pass
+            self.law.hold_torque(self._hold_cmd)
+        if wd.on_stale == "stop":
+            self.stopped = True
+            return None
+        if wd.on_stale == "zero":
+            self.cmd.fill(0.0)
+        else:
+            self.limiter.apply(self._hold_cmd, out=self.cmd)
+        self.outcome = STALE_OUTPUT
+        return self._sent()
+
+    def _hold(self, reset: bool) -> np.ndarray:
+        """The gravity torques of the last accepted state, clamped; ``reset``: the desired state holds the
+        measured position from now on."""
+        if reset:
+            self.traj.reset(self.mapper.q[:self.n])
+        self.limiter.apply(self.law.hold_torque(self._hold_cmd), out=self.cmd)
+        self.outcome = HOLD
+        return self._sent()
+
+    def _sent(self) -> np.ndarray:
+        np.copyto(self._last_cmd, self.cmd)
+        self.have_published = True
+        return self.cmd
+
+    # ------------------------------------------------------------ around the cycle
+    def accept_trajectory(self, names, times, P, V, A, start: Optional[float], now: float):
+        """Validate a trajectory (:meth:`TrajectoryGenerator.prepare`) and run it from ``start`` (None: now);
+        returns the prepared trajectory. Raises :class:`TrajectoryError` with the reason."""
+        if not self.active:
+            raise TrajectoryError("no valid joint state yet")
+        prep = self.traj.prepare(names, times, P, V, A)
+        self.traj.set_trajectory(prep, now, start)
+        return prep
+
+    def split(self) -> dict:
+        """The last law command (before ramp and clamp) decomposed into ``SPLIT_PARTS``
+        (:meth:`ControlLaw.split`) at that cycle's state and desired state; arrays reused between calls."""
+        return self.law.split(self.mapper.q, self.mapper.qd, self.q_d, self.qd_d, self.qdd_d, self.feedback_scale,
+                              None, self._parts, total=self._law_tau)
+
+    def warm_up(self, warn=None, stop=None) -> None:
+        """Run every compiled path once (every mode, base, trajectory kind, ramp, clamp, state merge), on
+        throwaway objects where they hold state, so that no cycle compiles anything. ``warn``, ``stop``:
+        see :func:`~rne_control.control.warmup.warm_up_law` (KeyboardInterrupt once ``stop`` is set)."""
+        warm_up_law(self.law, self.base_state, self._parts, self._hold_cmd, warn=warn, stop=stop)
+        if stop is not None and stop.is_set():
+            raise KeyboardInterrupt
+        warm_up_trajectory(TrajectoryGenerator(self.joints))
+        warm_up_output(self.n)
+        names = list(self.plant.state_names)
+        k = len(names)
+        m = JointStateMapper(names, self.joints, np.zeros(k))
+        for t, vel in ((0.0, bytes(8 * k)), (0.01, b""), (0.02, b"")):   # as messages carry them
+            m.update(names, array.array("d", bytes(8 * k)), array.array("d", vel), t)
