@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import array
 import logging
-import math
 from typing import Optional
 
 import numpy as np
@@ -59,7 +58,7 @@ class ControlCycle:
 
     ``settings``: a validated snapshot of the run-time parameters (mode, base, base_velocity_source,
     friction_compensation, gravity, kp, kd, hold_kp, hold_kd, payload, effort_limits, state_timeout,
-    on_stale, ramp_time; :class:`rne_control.ros.controller.settings.Settings`). ``trigger_joints``: the
+    on_stale, ramp_time; :class:`~rne_control.control.settings.Settings`). ``trigger_joints``: the
     state joints whose update makes a new state due (default every required joint).
     ``velocity_cutoff_hz``: the filter of velocities estimated from positions. ``out``: the command
     buffer (N,), e.g. a view over an outgoing message's array. ``log``: an object with ``info``,

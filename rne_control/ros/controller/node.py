@@ -42,6 +42,7 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 from ...control.cycle import LAW, ControlCycle
+from ...control.settings import Settings
 from ...control.trajectory import TrajectoryError
 from ...control.watchdog import FRESH
 from ...compile import CompileMonitor
@@ -54,7 +55,7 @@ from ..realtime import apply_realtime_options
 from ..runner import STOP, run
 from . import diagnostics, follow_joint_trajectory, platform_topics
 from .loop_stats import LoopStats
-from .settings import RUNTIME_NAMES, RUNTIME_SPECS, STATIC_SPECS, ConfigError, LoopSettings, Settings
+from .settings import RUNTIME_NAMES, RUNTIME_SPECS, STATIC_SPECS, ConfigError, LoopSettings
 
 NODE_NAME = "rne_controller"
 # with use_sim_time: how long (wall s) a cycle waits for the joint state stamped with its own time

@@ -1,8 +1,9 @@
-"""The parameters of ``rne_controller``: their typed declarations and the validated run-time settings.
+"""The parameters of ``rne_controller``: their typed declarations, validated.
 
-``STATIC_SPECS`` are read at start (changing them needs a restart); ``RUNTIME_SPECS`` can change at run
-time. :class:`Settings` validates one snapshot of the run-time values; a ``ValueError`` refuses the
-change with its reason and the running values stay.
+``STATIC_SPECS`` are read at start (changing them needs a restart; :class:`LoopSettings` validates the
+loop's); ``RUNTIME_SPECS`` can change at run time (:class:`rne_control.control.settings.Settings`
+validates one snapshot of them; a ``ValueError`` refuses the change with its reason and the running
+values stay).
 
 Parameters
 ----------
@@ -71,12 +72,9 @@ ramp_time                 double      0.5                           s of linear 
 from __future__ import annotations
 
 import math
-from typing import Optional
 
-import numpy as np
-
-from ... import control as ctl
 from ...control.laws import BASE_VELOCITY_SOURCES, BASES, MODES
+from ...control.settings import DEFAULTS
 from ...control.watchdog import ON_STALE
 from ..params import Spec, T
 
@@ -118,42 +116,31 @@ STATIC_SPECS = [
 ]
 
 RUNTIME_SPECS = [
-    Spec("mode", T.STRING, "computed_torque", "control law", choices=list(MODES)),
-    Spec("base", T.STRING, "fixed", "base motion model", choices=list(BASES)),
-    Spec("base_velocity_source", T.STRING, "odometry", "base twist for free_floating",
+    Spec("mode", T.STRING, DEFAULTS["mode"], "control law", choices=list(MODES)),
+    Spec("base", T.STRING, DEFAULTS["base"], "base motion model", choices=list(BASES)),
+    Spec("base_velocity_source", T.STRING, DEFAULTS["base_velocity_source"], "base twist for free_floating",
          choices=list(BASE_VELOCITY_SOURCES)),
-    Spec("kp", T.DOUBLE_ARRAY, None, "computed-torque stiffness per joint, 1/s^2 (unset: 100)"),
-    Spec("kd", T.DOUBLE_ARRAY, None, "computed-torque damping per joint, 1/s (unset: 20)"),
-    Spec("hold_kp", T.DOUBLE_ARRAY, None, "PD stiffness of the compensation modes, N m/rad (unset: 0)"),
-    Spec("hold_kd", T.DOUBLE_ARRAY, None, "PD damping of the compensation modes, N m s/rad (unset: 0)"),
-    Spec("gravity", T.DOUBLE_ARRAY, None, "gravity [3], m/s^2, world frame (unset: the model's)"),
-    Spec("payload_link", T.STRING, "", "link carrying the payload ('' = no payload)"),
-    Spec("payload_mass", T.DOUBLE, 0.0, "payload mass, kg", constraints=">= 0"),
-    Spec("payload_com", T.DOUBLE_ARRAY, [0.0, 0.0, 0.0], "payload centre of mass [3] in the link frame, m"),
-    Spec("payload_inertia", T.DOUBLE_ARRAY, [0.0] * 6,
+    Spec("kp", T.DOUBLE_ARRAY, DEFAULTS["kp"], "computed-torque stiffness per joint, 1/s^2 (unset: 100)"),
+    Spec("kd", T.DOUBLE_ARRAY, DEFAULTS["kd"], "computed-torque damping per joint, 1/s (unset: 20)"),
+    Spec("hold_kp", T.DOUBLE_ARRAY, DEFAULTS["hold_kp"], "PD stiffness of the compensation modes, N m/rad (unset: 0)"),
+    Spec("hold_kd", T.DOUBLE_ARRAY, DEFAULTS["hold_kd"], "PD damping of the compensation modes, N m s/rad (unset: 0)"),
+    Spec("gravity", T.DOUBLE_ARRAY, DEFAULTS["gravity"], "gravity [3], m/s^2, world frame (unset: the model's)"),
+    Spec("payload_link", T.STRING, DEFAULTS["payload_link"], "link carrying the payload ('' = no payload)"),
+    Spec("payload_mass", T.DOUBLE, DEFAULTS["payload_mass"], "payload mass, kg", constraints=">= 0"),
+    Spec("payload_com", T.DOUBLE_ARRAY, DEFAULTS["payload_com"], "payload centre of mass [3] in the link frame, m"),
+    Spec("payload_inertia", T.DOUBLE_ARRAY, DEFAULTS["payload_inertia"],
          "payload inertia [ixx, iyy, izz, ixy, ixz, iyz] about its COM, kg m^2"),
-    Spec("friction_compensation", T.BOOL, False, "add the model's friction torques"),
-    Spec("effort_limits", T.DOUBLE_ARRAY, None, "output limits per joint (unset: the model's)", constraints="> 0"),
-    Spec("state_timeout", T.DOUBLE, 0.05, "s without a valid joint state before on_stale", constraints="> 0"),
-    Spec("on_stale", T.STRING, "hold", "behaviour on stale state", choices=list(ON_STALE)),
-    Spec("ramp_time", T.DOUBLE, 0.5, "s of linear blend after a change", constraints=">= 0"),
+    Spec("friction_compensation", T.BOOL, DEFAULTS["friction_compensation"], "add the model's friction torques"),
+    Spec("effort_limits", T.DOUBLE_ARRAY, DEFAULTS["effort_limits"], "output limits per joint (unset: the model's)",
+         constraints="> 0"),
+    Spec("state_timeout", T.DOUBLE, DEFAULTS["state_timeout"], "s without a valid joint state before on_stale",
+         constraints="> 0"),
+    Spec("on_stale", T.STRING, DEFAULTS["on_stale"], "behaviour on stale state", choices=list(ON_STALE)),
+    Spec("ramp_time", T.DOUBLE, DEFAULTS["ramp_time"], "s of linear blend after a change", constraints=">= 0"),
 ]
 
 RUNTIME_NAMES = tuple(s.name for s in RUNTIME_SPECS)
 # changes of these blend the command from the old law to the new one
-_RAMPED = ("mode", "base", "base_velocity_source", "kp", "kd", "hold_kp", "hold_kd", "gravity", "payload",
-           "friction_compensation")
-
-
-def _finite_array(name, v, size):
-    a = np.asarray(v, dtype=float).reshape(-1)
-    if size is not None and a.size != size:
-        raise ValueError("%s needs %d values, got %d" % (name, size, a.size))
-    if not np.all(np.isfinite(a)):
-        raise ValueError("%s must be finite (no NaN or inf)" % name)
-    return a
-
-
 class LoopSettings:
     """The read-only parameters of the loop, validated (``get``: parameter name -> value): ``rate`` (Hz),
     ``trigger``, ``command_type``, ``state_every`` (cycles per ``~/controller_state``), ``trigger_joints``
@@ -178,81 +165,3 @@ class LoopSettings:
             raise ConfigError("trigger_joints %s are not joints of the state (%s)"
                               % (unknown, ", ".join(plant.state_names)))
         self.velocity_filter_cutoff = float(get("velocity_filter_cutoff"))
-
-
-class Settings:
-    """A validated snapshot of the run-time parameters (arrays in ``joints`` order)."""
-
-    def __init__(self, values: dict, plant):
-        """``values``: parameter name -> value (None: unset); ``plant``: the controller's plant."""
-        nc = plant.n
-        self.mode = values["mode"]
-        if self.mode not in MODES:
-            raise ValueError("unknown mode %r (one of %s)" % (self.mode, ", ".join(MODES)))
-        self.base = values["base"]
-        if self.base not in BASES:
-            raise ValueError("unknown base %r (one of %s)" % (self.base, ", ".join(BASES)))
-        if self.base not in plant.bases:
-            raise ValueError("base %r needs a floating-base tree model: start the node with floating_base: true "
-                             "(or base: %s), or use a model file with 'base: floating' (the %s model %r offers %s)"
-                             % (self.base, self.base, plant.kind, plant.name, ", ".join(plant.bases)))
-        self.base_velocity_source = values["base_velocity_source"]
-        if self.base_velocity_source not in BASE_VELOCITY_SOURCES:
-            raise ValueError("unknown base_velocity_source %r (one of %s)"
-                             % (self.base_velocity_source, ", ".join(BASE_VELOCITY_SOURCES)))
-        kp0, kd0 = ctl.default_gains(nc)
-        self.kp = kp0 if values["kp"] is None else _finite_array("kp", values["kp"], nc)
-        self.kd = kd0 if values["kd"] is None else _finite_array("kd", values["kd"], nc)
-        z = np.zeros(nc)
-        self.hold_kp = z if values["hold_kp"] is None else _finite_array("hold_kp", values["hold_kp"], nc)
-        self.hold_kd = z.copy() if values["hold_kd"] is None else _finite_array("hold_kd", values["hold_kd"], nc)
-        for name in ("kp", "kd", "hold_kp", "hold_kd"):
-            if np.any(getattr(self, name) < 0):
-                raise ValueError("%s must not be negative" % name)
-        self.gravity = (np.array(plant.model_gravity, dtype=float) if values["gravity"] is None
-                        else _finite_array("gravity", values["gravity"], 3))
-        link = values["payload_link"]
-        mass = float(values["payload_mass"])
-        if not math.isfinite(mass) or mass < 0:
-            raise ValueError("payload_mass must be finite and >= 0 (got %r)" % mass)
-        com = _finite_array("payload_com", values["payload_com"], 3)
-        inertia = _finite_array("payload_inertia", values["payload_inertia"], 6)
-        ixx, iyy, izz, ixy, ixz, iyz = inertia
-        Imat = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-        if np.any(inertia != 0.0) and np.min(np.linalg.eigvalsh(Imat)) <= 0.0:
-            raise ValueError("payload_inertia is not positive definite (eigenvalues %s)"
-                             % np.round(np.linalg.eigvalsh(Imat), 6).tolist())
-        if link:
-            known = set(plant.link_names)
-            if link not in known:
-                raise ValueError("payload_link %r is not a link of the model (links: %s)"
-                                 % (link, ", ".join(sorted(known))))
-        self.payload = (link, mass, tuple(com), tuple(inertia)) if (link and mass > 0.0) else None
-        self.friction_compensation = bool(values["friction_compensation"])
-        if values["effort_limits"] is None:
-            self.effort_limits = np.asarray(plant.effort_limits, dtype=float)
-            if np.any(~(self.effort_limits > 0)):
-                self.effort_limits = np.where(self.effort_limits > 0, self.effort_limits, np.inf)
-        else:
-            self.effort_limits = ctl.check_limits(values["effort_limits"], nc)
-        self.state_timeout = float(values["state_timeout"])
-        if not (self.state_timeout > 0.0) or math.isinf(self.state_timeout):
-            raise ValueError("state_timeout must be a positive finite number of seconds")
-        self.on_stale = values["on_stale"]
-        if self.on_stale not in ON_STALE:
-            raise ValueError("unknown on_stale %r (one of %s)" % (self.on_stale, ", ".join(ON_STALE)))
-        self.ramp_time = float(values["ramp_time"])
-        if not (self.ramp_time >= 0.0) or math.isinf(self.ramp_time):
-            raise ValueError("ramp_time must be a finite number of seconds >= 0")
-
-    def law_differs(self, other: Optional["Settings"]) -> bool:
-        if other is None:
-            return True
-        for k in _RAMPED:
-            a, b = getattr(self, k), getattr(other, k)
-            if isinstance(a, np.ndarray):
-                if not np.array_equal(a, b):
-                    return True
-            elif a != b:
-                return True
-        return False

@@ -1,0 +1,119 @@
+"""The run-time settings of a control cycle: one validated snapshot of the values a user may change
+while the controller runs (mode, base, gains, gravity, payload, friction compensation, effort limits,
+state timeout, on_stale, ramp time). A ``ValueError`` names the value and why; the running settings stay.
+``rne_controller`` declares them as ROS parameters (:mod:`rne_control.ros.controller.settings`).
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import numpy as np
+
+from .laws import BASE_VELOCITY_SOURCES, BASES, MODES, default_gains
+from .limits import check_limits
+from .watchdog import ON_STALE
+
+# the run-time values' defaults (None: derived from the plant, see Settings)
+DEFAULTS = {"mode": "computed_torque", "base": "fixed", "base_velocity_source": "odometry", "kp": None, "kd": None,
+            "hold_kp": None, "hold_kd": None, "gravity": None, "payload_link": "", "payload_mass": 0.0,
+            "payload_com": [0.0, 0.0, 0.0], "payload_inertia": [0.0] * 6, "friction_compensation": False,
+            "effort_limits": None, "state_timeout": 0.05, "on_stale": "hold", "ramp_time": 0.5}
+_RAMPED = ("mode", "base", "base_velocity_source", "kp", "kd", "hold_kp", "hold_kd", "gravity", "payload",
+           "friction_compensation")
+
+
+def _finite_array(name, v, size):
+    a = np.asarray(v, dtype=float).reshape(-1)
+    if size is not None and a.size != size:
+        raise ValueError("%s needs %d values, got %d" % (name, size, a.size))
+    if not np.all(np.isfinite(a)):
+        raise ValueError("%s must be finite (no NaN or inf)" % name)
+    return a
+
+
+
+class Settings:
+    """A validated snapshot of the run-time parameters (arrays in ``joints`` order)."""
+
+    def __init__(self, values: dict, plant):
+        """``values``: parameter name -> value (None: unset); ``plant``: the controller's plant."""
+        nc = plant.n
+        self.mode = values["mode"]
+        if self.mode not in MODES:
+            raise ValueError("unknown mode %r (one of %s)" % (self.mode, ", ".join(MODES)))
+        self.base = values["base"]
+        if self.base not in BASES:
+            raise ValueError("unknown base %r (one of %s)" % (self.base, ", ".join(BASES)))
+        if self.base not in plant.bases:
+            raise ValueError("base %r needs a floating-base tree model: start the node with floating_base: true "
+                             "(or base: %s), or use a model file with 'base: floating' (the %s model %r offers %s)"
+                             % (self.base, self.base, plant.kind, plant.name, ", ".join(plant.bases)))
+        self.base_velocity_source = values["base_velocity_source"]
+        if self.base_velocity_source not in BASE_VELOCITY_SOURCES:
+            raise ValueError("unknown base_velocity_source %r (one of %s)"
+                             % (self.base_velocity_source, ", ".join(BASE_VELOCITY_SOURCES)))
+        kp0, kd0 = default_gains(nc)
+        self.kp = kp0 if values["kp"] is None else _finite_array("kp", values["kp"], nc)
+        self.kd = kd0 if values["kd"] is None else _finite_array("kd", values["kd"], nc)
+        z = np.zeros(nc)
+        self.hold_kp = z if values["hold_kp"] is None else _finite_array("hold_kp", values["hold_kp"], nc)
+        self.hold_kd = z.copy() if values["hold_kd"] is None else _finite_array("hold_kd", values["hold_kd"], nc)
+        for name in ("kp", "kd", "hold_kp", "hold_kd"):
+            if np.any(getattr(self, name) < 0):
+                raise ValueError("%s must not be negative" % name)
+        self.gravity = (np.array(plant.model_gravity, dtype=float) if values["gravity"] is None
+                        else _finite_array("gravity", values["gravity"], 3))
+        link = values["payload_link"]
+        mass = float(values["payload_mass"])
+        if not math.isfinite(mass) or mass < 0:
+            raise ValueError("payload_mass must be finite and >= 0 (got %r)" % mass)
+        com = _finite_array("payload_com", values["payload_com"], 3)
+        inertia = _finite_array("payload_inertia", values["payload_inertia"], 6)
+        ixx, iyy, izz, ixy, ixz, iyz = inertia
+        Imat = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        if np.any(inertia != 0.0) and np.min(np.linalg.eigvalsh(Imat)) <= 0.0:
+            raise ValueError("payload_inertia is not positive definite (eigenvalues %s)"
+                             % np.round(np.linalg.eigvalsh(Imat), 6).tolist())
+        if link:
+            known = set(plant.link_names)
+            if link not in known:
+                raise ValueError("payload_link %r is not a link of the model (links: %s)"
+                                 % (link, ", ".join(sorted(known))))
+        self.payload = (link, mass, tuple(com), tuple(inertia)) if (link and mass > 0.0) else None
+        self.friction_compensation = bool(values["friction_compensation"])
+        if values["effort_limits"] is None:
+            self.effort_limits = np.asarray(plant.effort_limits, dtype=float)
+            if np.any(~(self.effort_limits > 0)):
+                self.effort_limits = np.where(self.effort_limits > 0, self.effort_limits, np.inf)
+        else:
+            self.effort_limits = check_limits(values["effort_limits"], nc)
+        self.state_timeout = float(values["state_timeout"])
+        if not (self.state_timeout > 0.0) or math.isinf(self.state_timeout):
+            raise ValueError("state_timeout must be a positive finite number of seconds")
+        self.on_stale = values["on_stale"]
+        if self.on_stale not in ON_STALE:
+            raise ValueError("unknown on_stale %r (one of %s)" % (self.on_stale, ", ".join(ON_STALE)))
+        self.ramp_time = float(values["ramp_time"])
+        if not (self.ramp_time >= 0.0) or math.isinf(self.ramp_time):
+            raise ValueError("ramp_time must be a finite number of seconds >= 0")
+
+    @classmethod
+    def of(cls, plant, **values) -> "Settings":
+        """The settings of ``plant`` with ``values`` changed from :data:`DEFAULTS`."""
+        unknown = set(values) - set(DEFAULTS)
+        if unknown:
+            raise ValueError("unknown setting(s) %s (known: %s)" % (sorted(unknown), ", ".join(DEFAULTS)))
+        return cls({**DEFAULTS, **values}, plant)
+
+    def law_differs(self, other: Optional["Settings"]) -> bool:
+        if other is None:
+            return True
+        for k in _RAMPED:
+            a, b = getattr(self, k), getattr(other, k)
+            if isinstance(a, np.ndarray):
+                if not np.array_equal(a, b):
+                    return True
+            elif a != b:
+                return True
+        return False
