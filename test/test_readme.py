@@ -169,10 +169,8 @@ def parameter_table_errors(rows, specs, families):
 def _joint_families():
     """The parameters both nodes declare per joint: ``locked.<joint>`` (each uncontrolled joint, the
     plant's default) and ``elastic.<joint>.<key>`` (from the parameter overrides, URDF models)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)   # old module paths during the regrouping
-        from rne_control.model.elastic import ELASTIC_KEYS
-        from rne_control.ros import model_params
+    from rne_control.model.elastic import ELASTIC_KEYS
+    from rne_control.ros import model_params
     families = {"locked.<joint>": "double"}
     families.update({f"{model_params.PREFIX}<joint>.{k}": "double" for k in ELASTIC_KEYS})
     return families
@@ -182,22 +180,17 @@ def test_rne_controller_parameter_table():
     """The README's tables of rne_controller's parameters list exactly what the node declares: its static
     and run-time settings, the model parameters, the action's (per-joint ones as ``<joint>``), with the
     declared type and default."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        from rne_control.ros import model_params
-        from rne_control.ros.controller_settings import RUNTIME_SPECS, STATIC_SPECS
-        from rne_control.ros.follow_joint_trajectory import parameter_specs
+    from rne_control.ros import model_params
+    from rne_control.ros.controller.follow_joint_trajectory import parameter_specs
+    from rne_control.ros.controller.settings import RUNTIME_SPECS, STATIC_SPECS
     specs = [*STATIC_SPECS, *RUNTIME_SPECS, *model_params.SPECS, *parameter_specs(["<joint>"])]
     rows = parameter_rows((ROOT / "README.md").read_text(), "Parameters of `rne_controller`")
     assert parameter_table_errors(rows, specs, _joint_families()) == []
 
 
 def test_rne_sim_parameter_table():
-    """The README's table of rne_sim's parameters lists exactly what the node declares. Its declarations
-    become one list, ``rne_control.ros.sim.settings.SPECS``, with the split of ``rne_control/ros/`` into
-    one folder per executable; before that (no ``rne_control/ros/sim/``) the test is skipped."""
-    if not (ROOT / "rne_control" / "ros" / "sim").is_dir():
-        pytest.skip("rne_sim's parameters are not yet declared as one SPECS list (rne_control.ros.sim.settings)")
+    """The README's table of rne_sim's parameters lists exactly what the node declares: its one list
+    ``rne_control.ros.sim.settings.SPECS``, and the per-joint families."""
     from rne_control.ros.sim.settings import SPECS
     rows = parameter_rows((ROOT / "README.md").read_text(), "Parameters of `rne_sim`")
     assert parameter_table_errors(rows, SPECS, _joint_families()) == []
