@@ -35,13 +35,15 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from . import _kernels as K
+from ..dynamics.calls import fast_path
+from ..dynamics.primitives import FRICTION
+from . import _kernels as kernels
 
 
 def joint_friction(model):
     """(Fs, Fv): Coulomb (N m or N) and viscous (N m s/rad or N s/m) friction of every joint of a tree
     model, in ``model.joint_names`` order."""
-    from ..dynamics.spatial import FS, FV, QIDX
+    from ..model.layout import FS, FV, QIDX
     tree = np.asarray(model.tree)
     k = tree[:, QIDX].astype(int)
     Fs, Fv = np.zeros(model.n), np.zeros(model.n)
@@ -58,7 +60,7 @@ def payload_links(model) -> tuple:
 def first_missing(q, qd, n):
     """Index of the first of the first ``n`` joints whose position or velocity (float64 arrays) is not
     finite, or -1."""
-    return K.first_nonfinite(q, qd, n)
+    return kernels.first_nonfinite(q, qd, n)
 
 
 DEFAULT_LOOP_TOLERANCE = 0.01   # rad or m: how far a published passive joint may be from its closed value
@@ -173,11 +175,30 @@ class Plant:
                         qdd: np.ndarray, out: np.ndarray) -> np.ndarray:
         """One computed-torque step into ``out`` (N,): :meth:`set_state` (q, qd), then :meth:`inverse_dynamics`
         at the controlled coordinates' acceleration qdd = qdd_d + scale (kd (qd_d - qd) + kp (q_d - q))
-        with ``friction``; ``qdd`` (N,) is a work array for that acceleration. A plant may do it in one
-        compiled call (_fused.py), with this composed path for what that call does not handle."""
+        with ``friction``; ``qdd`` (N,) is a work array for that acceleration.
+
+        The template of every plant: first the plant's fused kernel (``_fused``, one compiled call,
+        _fused.py) on the arguments :meth:`_fused_args` gives, through the library's fast path
+        (rne_control.dynamics.calls.fast_path); on status 0, :meth:`_fused_done`. Else (no fused kernel for
+        this configuration, arguments of other types, or a status the kernel leaves to this path) the
+        composed steps, which raise the error that stands for the status."""
+        args = self._fused_args(q, qd, q_d, qd_d, qdd_d, kp, kd, scale, FRICTION if friction else 0, qdd, out)
+        if args is not None and fast_path(self._fused, *args) == 0:
+            return self._fused_done(q, qd, out)
         self.set_state(q, qd)
-        K.ct_reference(qdd_d, qd_d, self.qd, q_d, self.q, kp, kd, scale, qdd)
+        kernels.ct_reference(qdd_d, qd_d, self.qd, q_d, self.q, kp, kd, scale, qdd)
         return self.inverse_dynamics(qdd, friction, out)
+
+    _fused = None   # the plant's fused computed-torque kernel (_fused.py), if it has one
+
+    def _fused_args(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, qdd, out):
+        """The arguments of ``_fused`` for this step (``flags``: the kernel flags), or None: no fused call in
+        the plant's current configuration (the composed path)."""
+        return None
+
+    def _fused_done(self, q, qd, out):
+        """After a fused step of status 0: accept the state it solved (if any); returns ``out``."""
+        return out
 
     @property
     def q(self) -> np.ndarray:

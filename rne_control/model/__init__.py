@@ -1,6 +1,7 @@
 """Robot models: URDF and DH/MDH YAML parsed into a compact, immutable array description."""
 from .errors import InputError, LoopClosureError, ModelError, SingularConfigurationError
-from .model import PRISMATIC, REVOLUTE, Model
+from .layout import PRISMATIC, REVOLUTE
+from .model import Model
 from .urdf import load_urdf
 from .dh import load_dh
 from .load import load_model
