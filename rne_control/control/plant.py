@@ -35,8 +35,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..dynamics.calls import fast_path
-from ..dynamics.primitives import FRICTION
+from ..dynamics.direct import NOT_DIRECT
 from . import _kernels as kernels
 
 
@@ -177,28 +176,27 @@ class Plant:
         at the controlled coordinates' acceleration qdd = qdd_d + scale (kd (qd_d - qd) + kp (q_d - q))
         with ``friction``; ``qdd`` (N,) is a work array for that acceleration.
 
-        The template of every plant: first the plant's fused kernel (``_fused``, one compiled call,
-        _fused.py) on the arguments :meth:`_fused_args` gives, through the library's fast path
-        (rne_control.dynamics.calls.fast_path); on status 0, :meth:`_fused_done`. Else (no fused kernel for
-        this configuration, arguments of other types, or a status the kernel leaves to this path) the
-        composed steps, which raise the error that stands for the status."""
-        args = self._fused_args(q, qd, q_d, qd_d, qdd_d, kp, kd, scale, FRICTION if friction else 0, qdd, out)
-        if args is not None and fast_path(self._fused, *args) == 0:
-            return self._fused_done(q, qd, out)
+        The template of every plant: first :meth:`_fused_step`, the plant's fused kernel (one compiled call,
+        _fused.py); on status 0 it is done. Else (no fused kernel for the plant's configuration, arguments
+        not of the kernel's types, or a status the kernel leaves to this path) the composed steps, which
+        raise the error that stands for the status. The status contract is the library's fast path
+        (rne_control.dynamics.calls)."""
+        try:
+            st = self._fused_step(q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out)
+        except TypeError:  # not the fused kernel's argument types
+            st = NOT_DIRECT
+        if st == 0:
+            return out
         self.set_state(q, qd)
         kernels.ct_reference(qdd_d, qd_d, self.qd, q_d, self.q, kp, kd, scale, qdd)
         return self.inverse_dynamics(qdd, friction, out)
 
     _fused = None   # the plant's fused computed-torque kernel (_fused.py), if it has one
 
-    def _fused_args(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, qdd, out):
-        """The arguments of ``_fused`` for this step (``flags``: the kernel flags), or None: no fused call in
-        the plant's current configuration (the composed path)."""
-        return None
-
-    def _fused_done(self, q, qd, out):
-        """After a fused step of status 0: accept the state it solved (if any); returns ``out``."""
-        return out
+    def _fused_step(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out):
+        """The computed-torque step by ``_fused``, the state it solved accepted on success: the kernel's
+        status (0 done); NOT_DIRECT where the plant has no fused call for its configuration."""
+        return NOT_DIRECT
 
     @property
     def q(self) -> np.ndarray:

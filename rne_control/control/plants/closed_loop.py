@@ -27,6 +27,8 @@ from ...dynamics.closed_loop.api import (KERNELS, LoopClosureError, closed_loop_
                                          closed_loop_forward_dynamics, closed_loop_gravity_torques,
                                          closed_loop_inverse_dynamics, closed_loop_mass_matrix, loop_jacobian,
                                          solve_loops)
+from ...dynamics.direct import NOT_DIRECT
+from ...dynamics.primitives import FRICTION
 from ...model.layout import JTYPE, QIDX, REVOLUTE
 from ...model.loops import loop_groups
 from .. import _kernels as kernels
@@ -169,19 +171,19 @@ class ClosedLoopPlant(Plant):
         else:
             self._qa, self._qda = self._qa_all[self._pos_c], self._qda_all[self._pos_c]
 
-    def _fused_args(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, qdd, out):
+    def _fused_step(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out):
         """computed_torque in one compiled call (_fused.py) when every active joint is controlled: the loops
-        closed into the spare buffer, swapped in on success (_fused_done)."""
+        closed into the spare buffer, swapped in on success."""
         if not self._identity:
-            return None
+            return NOT_DIRECT
         model = self.model
-        return (model._K, model.loops.LK, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, self._passive,
-                self._revolute, self.loop_tolerance, self._q, self._guess, qdd, out, self._spare)
-
-    def _fused_done(self, q, qd, out):
-        N = self._active.shape[0]
-        self._accept(self._spare, q[:N], qd[:N])
-        return out
+        st = self._fused(model._K, model.loops.LK, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, FRICTION if friction else 0,
+                         self._passive, self._revolute, self.loop_tolerance, self._q, self._guess, qdd, out,
+                         self._spare)
+        if st == 0:
+            N = self._active.shape[0]
+            self._accept(self._spare, q[:N], qd[:N])
+        return st
 
     @property
     def q(self):

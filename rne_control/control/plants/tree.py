@@ -29,6 +29,8 @@ import numpy as np
 
 from ...dynamics import api
 from ...dynamics.floating import api as fl
+from ...dynamics.direct import NOT_DIRECT
+from ...dynamics.primitives import FRICTION
 from ...model.layout import JTYPE, PARENT, QIDX, REVOLUTE
 from ...model.loops import mimic_roots
 from ...model.reduced import restricted, welded
@@ -258,14 +260,15 @@ class TreePlant(Plant):
         ts.scatter_controlled(qdd, self._plan, self._work)
         return self._call(self._state.qd, self._state.qdd, friction, True, True, out)
 
-    def _fused_args(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, qdd, out):
+    def _fused_step(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out):
         """computed_torque in one compiled call (_fused.py) on a fixed base."""
         if self.base != "fixed":
-            return None
+            return NOT_DIRECT
+        flags = FRICTION if friction else 0
         if self._folded is None:
-            return self._dm._K, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, self._plan, self._work, out
-        return (self._dm._K, self._folded._K, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, self._plan, self._work,
-                out)
+            return self._fused(self._dm._K, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, self._plan, self._work, out)
+        return self._fused(self._dm._K, self._folded._K, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, self._plan,
+                           self._work, out)
 
     def gravity_torques(self, out):
         return self._call(self._zero, self._zero, False, True, True, out)
