@@ -17,7 +17,7 @@ import numpy as np
 from ...model.errors import InputError, LoopClosureError
 from . import kernels as cl
 from ..calls import (SingularMassMatrixError, arr, as_float, check, close, fast_path, into as _into, model_array,
-                     prepare)
+                     prepare, sized_arrays)
 from ..direct import DIRECT, entry_point, not_compiled
 from .arrays import V_E, offsets
 from .solve import NOCLOSE, SINGULAR_LOOP
@@ -96,17 +96,8 @@ def _check(model, st, sample=None, what_q="q_guess"):
 def _stack(model, active, q_guess, name_q="q_guess"):
     """Active-joint inputs as (S, N) arrays and the guess as (S or 1, n); S None for one sample."""
     N, n = model.loops.n_active, model.n
-    arrays, S = [], None
-    for name, x in active.items():
-        a = as_float(name, x)
-        if a.ndim not in (1, 2) or a.shape[-1] != N:
-            raise InputError(f"'{name}' must have shape ({N},) or (S, {N}) for the active joints "
-                             f"{list(model.active_joint_names)}, got {a.shape}")
-        if a.ndim == 2:
-            if S is not None and a.shape[0] != S:
-                raise InputError(f"'{name}' stacks {a.shape[0]} samples, others {S}")
-            S = a.shape[0]
-        arrays.append(a)
+    arrays, S = sized_arrays([(name, x, N, "the active joints", model.active_joint_names)
+                              for name, x in active.items()])
     g = model.loops.q_guess0 if q_guess is None else as_float(name_q, q_guess)
     if g.ndim not in (1, 2) or g.shape[-1] != n:
         raise InputError(f"'{name_q}' must be a full tree configuration of shape ({n},) or (S, {n}) for joints "
