@@ -1,4 +1,5 @@
-"""Gough-Stewart parallel platforms: the YAML model file, parsed into an immutable :class:`ParallelModel`.
+"""Gough-Stewart parallel platforms: the YAML model file, parsed into a :class:`ParallelModel`
+(geometry fixed; gravity and payload swappable at run time, swap.py).
 
 The robot is a fixed base and a moving platform joined by six U-P-S legs (Khalil 2010, §5): a universal
 joint at the base point A_i (two passive revolutes), the active prismatic joint (the leg length
