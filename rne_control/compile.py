@@ -97,7 +97,8 @@ def compile_all(verbose: bool = False) -> dict:
     from .control.laws import BaseState, ControlLaw, SPLIT_PARTS
     from .control.trajectory import TrajectoryGenerator
     from .control.warmup import warm_up_law, warm_up_output, warm_up_trajectory
-    from .dynamics import api, calls, floating_api
+    from .dynamics import api, calls
+    from .dynamics.floating import api as floating_api
 
     t0 = time.perf_counter()
     mon = CompileMonitor()

@@ -1,13 +1,16 @@
 """Keep numba's on-disk cache of the kernels consistent with all of their sources.
 
 Numba keys each kernel's cache entry to the kernel's own source file (its path, modification time and
-size). The kernels inline helpers from other files (``spatial.py``, ``direct.py``, ...) and call kernels
+size). The kernels inline helpers from other files (``primitives.py``, ``direct.py``, ...) and call kernels
 of other files, so after a change to a helper alone (an edit in a development checkout, a ``git pull``
 into an editable or ``--symlink-install`` install) numba would keep loading the kernels of the unchanged
 files, compiled against the old helper. :func:`refresh` runs at ``import rne_control``: it hashes the
 source files of every kernel and, in each cache directory whose recorded hash differs (or has none),
 removes the cache entries of rne_control's kernels, so that numba compiles them afresh (``rne_compile``
 does it ahead of time). A fresh install has no entries to remove.
+
+The hash also covers :data:`LAYOUT_SOURCES`, modules without kernels whose constants the kernels read
+(numba freezes a global's value into the compiled code): the layout of the kernel arrays.
 """
 from __future__ import annotations
 
@@ -16,12 +19,19 @@ import os
 import sys
 
 STAMP = "rne_control_kernel_sources.sha1"
+# model/layout.py: joint codes and column offsets of the kernel arrays (no dispatchers: named here)
+LAYOUT_SOURCES = (os.path.join(os.path.dirname(os.path.abspath(__file__)), "model", "layout.py"),)
 
 
-def sources_hash(dispatchers) -> str:
-    """SHA-1 over the contents of the source files of ``dispatchers`` ((name, numba dispatcher) pairs)."""
+def source_files(dispatchers, extra=LAYOUT_SOURCES) -> list:
+    """The source files of ``dispatchers`` ((name, numba dispatcher) pairs) and ``extra``, sorted."""
+    return sorted({d.py_func.__code__.co_filename for _, d in dispatchers} | set(extra))
+
+
+def sources_hash(dispatchers, extra=LAYOUT_SOURCES) -> str:
+    """SHA-1 over the contents of :func:`source_files` (``dispatchers`` and ``extra``)."""
     h = hashlib.sha1()
-    for path in sorted({d.py_func.__code__.co_filename for _, d in dispatchers}):
+    for path in source_files(dispatchers, extra):
         with open(path, "rb") as f:
             h.update(path.encode() + b"\0" + f.read())
     return h.hexdigest()
@@ -65,9 +75,9 @@ def library_dispatchers() -> list:
                                                 "rne_control.control."))]
 
 
-def refresh(dispatchers=None) -> list:
+def refresh(dispatchers=None, extra=LAYOUT_SOURCES) -> list:
     """Remove stale cache entries (see the module docstring) of ``dispatchers`` (default
-    :func:`library_dispatchers`); returns the cache directories refreshed."""
+    :func:`library_dispatchers`), hashed with the files ``extra``; returns the cache directories refreshed."""
     if dispatchers is None:
         dispatchers = library_dispatchers()
     by_dir = {}
@@ -77,7 +87,7 @@ def refresh(dispatchers=None) -> list:
             by_dir.setdefault(e[0], []).append(e[1])
     if not by_dir:
         return []
-    digest = sources_hash(dispatchers)
+    digest = sources_hash(dispatchers, extra)
     refreshed = []
     for cache_dir, indexes in sorted(by_dir.items()):
         stamp = os.path.join(cache_dir, STAMP)

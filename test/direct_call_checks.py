@@ -15,7 +15,7 @@ import numpy as np
 import rne_control as rc
 from rne_control.dynamics import api
 from rne_control.dynamics.direct import LAYOUT_OK, NOT_DIRECT, not_compiled
-from rne_control.dynamics.spatial import KW
+from rne_control.model.layout import KW
 from oracle import erd
 
 UR5 = erd("ur_description/urdf/ur5_robot.urdf")

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 import rne_control as rc
-from rne_control.dynamics import elastic_api
+from rne_control.dynamics.elastic import api as elastic_api
 from rne_control.dynamics.direct import LAYOUT_OK, NOT_DIRECT, not_compiled
 
 SEA = Path(__file__).resolve().parent.parent / "config" / "arm7_sea.yaml"

@@ -73,15 +73,15 @@ def test_model_attributes(fourbar, pallet):
 
 def test_loop_workspace_layout_matches_the_kernels(fourbar, pallet):
     """The model layer sizes the loop kernel array; the kernels' offsets must fit it exactly."""
-    from rne_control.dynamics.loop_arrays import offsets
+    from rne_control.dynamics.closed_loop.arrays import offsets
     for m in (fourbar, pallet, rc.load_urdf(PALLET_URDF)):
         LK = m.loops.LK
         assert offsets(LK)[-1] + m.nb + 2 == LK.shape[0]   # the dyn copy (nb + 2 rows) ends the array
-    # the cut-type codes, written in both layers (the kernel cache only sees the kernels' own files)
-    from rne_control.dynamics import loop_closure as kernel
-    from rne_control.model import loops
+    # the cut-type codes: one definition (model/layout.py), read by both layers
+    from rne_control.dynamics.closed_loop import closure as kernel
+    from rne_control.model import layout, loops
     for name in ("REVOLUTE_CUT", "PRISMATIC_CUT", "SPHERICAL_CUT", "PLANAR_CUT"):
-        assert getattr(kernel, name) == getattr(loops, name), name
+        assert getattr(kernel, name) is getattr(loops, name) is getattr(layout, name), name
 
 
 # ----------------------------------------------------------------------------- closure and G

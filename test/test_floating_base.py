@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import rne_control as rc
-from rne_control.dynamics.floating_api import centroidal_momentum
+from rne_control.dynamics.floating.api import centroidal_momentum
 from rne_control.model.errors import InputError
 
 import pinocchio as pin  # noqa: E402

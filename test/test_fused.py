@@ -26,13 +26,13 @@ def palletiser():
 
 def counting(plant):
     """Count the plant's calls of its fused kernel (and keep calling it)."""
-    kernel, calls = plant._ct, []
+    kernel, calls = plant._fused, []
 
     def wrapper(*args):
         st = kernel(*args)
         calls.append(st)
         return st
-    plant._ct = wrapper
+    plant._fused = wrapper
     return calls
 
 

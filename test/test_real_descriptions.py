@@ -10,7 +10,7 @@ import pytest
 import rne_control as rc
 from rne_control.control import ControlLaw, TreePlant, make_plant
 from rne_control.control.simulation import Simulation
-from rne_control.dynamics.floating_api import floating_forward_dynamics
+from rne_control.dynamics.floating.api import floating_forward_dynamics
 from rne_control.model.reduced import welded
 
 from oracle import Oracle, rel_err

@@ -16,7 +16,7 @@ import rne_control as rc
 from rne_control.control import (ClosedLoopPlant, ControlLaw, ElasticPlant, ParallelPlant, StateError, TreePlant,
                                   make_plant)
 from rne_control.control.simulation import Simulation
-from rne_control.dynamics.floating_api import centroidal_momentum
+from rne_control.dynamics.floating.api import centroidal_momentum
 
 REPO = Path(__file__).resolve().parents[1]
 G = 9.81

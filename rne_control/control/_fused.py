@@ -13,13 +13,13 @@ import numba as nb
 from numba import njit
 
 from ..dynamics.calls import prepare
-from ..dynamics.closed_loop import torques
+from ..dynamics.closed_loop.kernels import torques
 from ..dynamics.direct import unmanaged
-from ..dynamics.parallel_api import ID
-from ..dynamics.parallel_dynamics import joint_many
-from ..dynamics.parallel_kinematics import NL
+from ..dynamics.parallel.api import ID
+from ..dynamics.parallel.dynamics import joint_many
+from ..model.layout import N_LEGS
 from ..dynamics.rnea import NO_FEXT, rnea
-from ..dynamics.spatial import split
+from ..dynamics.primitives import split
 from ._kernels import ct_accel, lengths_are, loop_guess, passive_gap
 from .tree_state import (NC, NF, NR, QC, QDC, QDDC, QDDF, QDDR, QDF, QDR, QF, QR, REJECTED, TAUF, TAUR, complete,
                          gather_controlled, rest_ready, scatter_controlled)
@@ -71,9 +71,9 @@ def parallel_computed_torque(PK, LK, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, fla
     then ``joint_many``'s inverse dynamics: the forward kinematics from ``guess`` (1, 7) (the last pose)
     into ``pose`` (1, 7), and out (1, 6) = the leg forces (N). Returns 0, REJECTED (an input of another
     length) or joint_many's status (a non-finite input, no pose fits, a singular configuration)."""
-    if not lengths_are(NL, (q, qd, q_d, qd_d, qdd_d, kp, kd)):
+    if not lengths_are(N_LEGS, (q, qd, q_d, qd_d, qdd_d, kp, kd)):
         return REJECTED
-    for i in range(NL):
+    for i in range(N_LEGS):
         Q[0, i] = q[i]
         QD[0, i] = qd[i]
     for i in range(7):

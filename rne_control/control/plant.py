@@ -35,13 +35,14 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from . import _kernels as K
+from ..dynamics.direct import NOT_DIRECT
+from . import _kernels as kernels
 
 
 def joint_friction(model):
     """(Fs, Fv): Coulomb (N m or N) and viscous (N m s/rad or N s/m) friction of every joint of a tree
     model, in ``model.joint_names`` order."""
-    from ..dynamics.spatial import FS, FV, QIDX
+    from ..model.layout import FS, FV, QIDX
     tree = np.asarray(model.tree)
     k = tree[:, QIDX].astype(int)
     Fs, Fv = np.zeros(model.n), np.zeros(model.n)
@@ -58,7 +59,7 @@ def payload_links(model) -> tuple:
 def first_missing(q, qd, n):
     """Index of the first of the first ``n`` joints whose position or velocity (float64 arrays) is not
     finite, or -1."""
-    return K.first_nonfinite(q, qd, n)
+    return kernels.first_nonfinite(q, qd, n)
 
 
 DEFAULT_LOOP_TOLERANCE = 0.01   # rad or m: how far a published passive joint may be from its closed value
@@ -173,11 +174,29 @@ class Plant:
                         qdd: np.ndarray, out: np.ndarray) -> np.ndarray:
         """One computed-torque step into ``out`` (N,): :meth:`set_state` (q, qd), then :meth:`inverse_dynamics`
         at the controlled coordinates' acceleration qdd = qdd_d + scale (kd (qd_d - qd) + kp (q_d - q))
-        with ``friction``; ``qdd`` (N,) is a work array for that acceleration. A plant may do it in one
-        compiled call (_fused.py), with this composed path for what that call does not handle."""
+        with ``friction``; ``qdd`` (N,) is a work array for that acceleration.
+
+        The template of every plant: first :meth:`_fused_step`, the plant's fused kernel (one compiled call,
+        _fused.py); on status 0 it is done. Else (no fused kernel for the plant's configuration, arguments
+        not of the kernel's types, or a status the kernel leaves to this path) the composed steps, which
+        raise the error that stands for the status. The status contract is the library's fast path
+        (rne_control.dynamics.calls)."""
+        try:
+            st = self._fused_step(q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out)
+        except TypeError:  # not the fused kernel's argument types
+            st = NOT_DIRECT
+        if st == 0:
+            return out
         self.set_state(q, qd)
-        K.ct_reference(qdd_d, qd_d, self.qd, q_d, self.q, kp, kd, scale, qdd)
+        kernels.ct_reference(qdd_d, qd_d, self.qd, q_d, self.q, kp, kd, scale, qdd)
         return self.inverse_dynamics(qdd, friction, out)
+
+    _fused = None   # the plant's fused computed-torque kernel (_fused.py), if it has one
+
+    def _fused_step(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out):
+        """The computed-torque step by ``_fused``, the state it solved accepted on success: the kernel's
+        status (0 done); NOT_DIRECT where the plant has no fused call for its configuration."""
+        return NOT_DIRECT
 
     @property
     def q(self) -> np.ndarray:

@@ -13,7 +13,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..dynamics.floating_api import base_twist_from_momentum
+from ..dynamics.floating.api import base_twist_from_momentum
 from ..dynamics.integrate import State, quat_exp, quat_mul, rk4_step, semi_implicit_step
 from ..model.spatial import quat_to_matrix
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dynamics.parallel_api import platform_inverse_kinematics
+from ..dynamics.parallel.api import platform_inverse_kinematics
 from ..model.spatial import quat_to_matrix
 
 

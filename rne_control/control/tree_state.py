@@ -32,7 +32,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..dynamics.spatial import add_params_to_parent, body, joint_xform, split
+from ..dynamics.primitives import add_params_to_parent, body, joint_xform, split
 
 # plan header: state joints, model joints, restricted-model joints (= its bodies: one joint each), controlled
 # joints, mimic rules, folded-model joints (= its bodies; 0: no passenger, no folding), passengers

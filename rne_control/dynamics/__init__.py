@@ -1,17 +1,31 @@
-"""Dynamics algorithms on a Model: RNE, gravity, Coriolis, CRBA, ABA, and the floating-base models."""
+"""Dynamics of the four kinds of model, on the kernel arrays laid out in rne_control.model.layout.
+
+- trees (this folder): the recursive Newton-Euler algorithm (rnea.py), gravity (gravity.py), the
+  composite-rigid-body mass matrix (crba.py), the articulated-body forward dynamics (aba.py)
+  (Featherstone 2008, chapters 5-7; Khalil 2010, §3), and state integration (integrate.py);
+- closed_loop/: closed-loop robots, the loops closed on the equivalent tree (Khalil §2.2, §4);
+- parallel/: Gough-Stewart platforms (Khalil §5);
+- elastic/: trees with lumped elasticity (Khalil §6);
+- floating/: floating-base trees, moving, free-floating and forward (Khalil §7).
+
+primitives.py holds the spatial-vector helpers, kernel flags, status codes and JIT decorators that the
+kernels of every kind share. Each public function takes the fast path, the direct call of a one-sample
+kernel (direct.py), and falls back to the checked path (calls.py): conversion, validation, stacking
+and the status codes turned into exceptions. api.py holds the tree functions.
+"""
 from .api import coriolis_torques, forward_dynamics, gravity_torques, inverse_dynamics, mass_matrix
 from .calls import SingularMassMatrixError
-from .closed_loop_api import (LoopClosureError, closed_loop_coriolis_torques, closed_loop_forward_dynamics,
-                              closed_loop_gravity_torques, closed_loop_inverse_dynamics, closed_loop_mass_matrix,
-                              loop_jacobian, solve_loops)
-from .elastic_api import (elastic_coriolis_torques, elastic_forward_dynamics, elastic_gravity_torques,
-                          elastic_inverse_dynamics)
-from .floating_api import (base_twist_from_momentum, floating_forward_dynamics, free_floating_inverse_dynamics,
-                           moving_base_inverse_dynamics)
-from .parallel_api import (parallel_coriolis_torques, parallel_forward_dynamics, parallel_gravity_torques,
-                           parallel_inverse_dynamics, parallel_joint_forward_dynamics, parallel_joint_inverse_dynamics,
-                           parallel_mass_matrix, platform_forward_kinematics, platform_inverse_kinematics,
-                           platform_jacobian)
+from .closed_loop import (LoopClosureError, closed_loop_coriolis_torques, closed_loop_forward_dynamics,
+                          closed_loop_gravity_torques, closed_loop_inverse_dynamics, closed_loop_mass_matrix,
+                          loop_jacobian, solve_loops)
+from .elastic import (elastic_coriolis_torques, elastic_forward_dynamics, elastic_gravity_torques,
+                      elastic_inverse_dynamics)
+from .floating import (base_twist_from_momentum, floating_forward_dynamics, free_floating_inverse_dynamics,
+                       moving_base_inverse_dynamics)
+from .parallel import (parallel_coriolis_torques, parallel_forward_dynamics, parallel_gravity_torques,
+                       parallel_inverse_dynamics, parallel_joint_forward_dynamics, parallel_joint_inverse_dynamics,
+                       parallel_mass_matrix, platform_forward_kinematics, platform_inverse_kinematics,
+                       platform_jacobian)
 
 PARALLEL = ["platform_inverse_kinematics", "platform_forward_kinematics", "platform_jacobian",
             "parallel_inverse_dynamics", "parallel_forward_dynamics", "parallel_joint_inverse_dynamics",

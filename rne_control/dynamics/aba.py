@@ -7,9 +7,10 @@ A joint whose D_i vanishes (a massless chain end) makes the mass matrix singular
 import numpy as np
 
 from .direct import NOT_DIRECT, arrays_ok, matrix, unmanaged, vector
-from .spatial import (F_TAU, FRICTION, FS, FV, IA, REVOLUTE, SINGULAR, add_cross_force, add_cross_motion_S,
-                      add_xT_force, body, entry, gravity_status, inertia_mul, inline, jit, joint_xform,
-                      lengths_status, nonfinite_status, sgn, split, status, x_motion)
+from ..model.layout import FS, FV, IA, REVOLUTE
+from .primitives import (F_TAU, FRICTION, SINGULAR, add_cross_force, add_cross_motion_S, add_xT_force, body, entry,
+                         gravity_status, inertia_mul, inline, jit, joint_xform, lengths_status, nonfinite_status, sgn,
+                         split, status, x_motion)
 
 NO_FEXT = np.empty((0, 6))
 WS = 80  # per body and the base (row nb): X_up 0:12, v 12:18, c 18:24, p^A 24:30, U 30:36, I^A 36:72 (6x6),

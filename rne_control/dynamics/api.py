@@ -14,7 +14,7 @@ import numpy as np
 from . import aba, crba, gravity as grav, rnea
 from .calls import FLAGS, MODEL, arr, check, close, external_forces, into as _into, joint_arrays, model_array, prepare
 from .direct import DIRECT, entry_point, not_compiled
-from .spatial import CORIOLIS_ONLY, FRICTION
+from .primitives import CORIOLIS_ONLY, FRICTION
 
 _f1, _f2, _f3 = arr(1), arr(2), arr(3)
 # bound once: the fast paths below read them without module attribute lookups

@@ -1,18 +1,23 @@
-"""Calling the JIT kernels: argument checks, stacking, status codes -> exceptions.
+"""Calling the JIT kernels: the fast path, argument checks, stacking, status codes -> exceptions.
 
-Each kernel is compiled lazily, on the first call of its public function, for exactly the canonical
-argument types below (C-contiguous float64; model arrays read-only), and its dispatcher is then
-closed to new types. A call whose arguments already have those types goes straight to the kernel;
-anything else raises TypeError there and takes the slow path, which converts, validates and stacks.
-The fixed-base one-sample kernels are called past the dispatcher instead (direct.py): there a
-NOT_DIRECT status, not a TypeError, sends the call down the slow path.
+Every public function starts with its fast path and falls back to the checked path:
+
+- fast path: the one-sample kernel called on the arguments as given. The fixed-base (and the elastic
+  inverse and closed-loop torque) kernels are called past numba's dispatcher, through their entry points
+  (direct.py); the others through their dispatchers, by :func:`fast_path`. Both return the kernel's
+  status: 0 done, > 0 an input error to raise (:func:`check`), NOT_DIRECT (an argument not of the
+  compiled types, or the kernel not compiled yet) the checked path;
+- checked path: compiles the kernels if needed (each lazily, on the first call of its public function,
+  for exactly the canonical argument types: C-contiguous float64, model arrays read-only; its
+  dispatcher is then closed to new types), converts, validates and stacks the inputs (single samples as
+  N = 1) and calls the many-sample kernel.
 """
 import numba as nb
 import numpy as np
 
 from ..model.errors import InputError
-from .spatial import LENGTH, NONFINITE, SINGULAR
-
+from .direct import NOT_DIRECT
+from .primitives import LENGTH, NONFINITE, SINGULAR
 
 
 def arr(ndim, readonly=False):
@@ -33,6 +38,17 @@ def close(kernel):
     """Make the dispatcher refuse argument types it has not been compiled for (TypeError), instead of
     compiling them. ``disable_compile`` asserts that a signature exists, so set its flag directly."""
     kernel._can_compile = False
+
+
+def fast_path(kernel, *args):
+    """The status of ``kernel(*args)``, a one-sample kernel (or a function that calls one) behind its closed
+    dispatcher, or NOT_DIRECT when an argument is not of the types it was compiled for (numba's
+    TypeError; IndexError or ValueError from the caller's own packing of an odd argument): the contract of
+    a direct entry point (direct.py), so that every public function tests one status."""
+    try:
+        return kernel(*args)
+    except (TypeError, ValueError, IndexError):
+        return NOT_DIRECT
 
 
 def prepare(kernel, signatures):

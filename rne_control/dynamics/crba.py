@@ -5,8 +5,9 @@ rotor inertia Ia is added on the diagonal (Khalil §3.3.1).
 """
 
 from .direct import NOT_DIRECT, arrays_ok, matrix, unmanaged, vector
-from .spatial import (entry, split, F_OUT, F_Q, IA, LENGTH, NONFINITE, PARENT, REVOLUTE, add_params_to_parent, bad,
-                      body, inertia_column, jit, joint_xform, length_status, status, xT_force)
+from ..model.layout import IA, PARENT, REVOLUTE
+from .primitives import (entry, split, F_OUT, F_Q, LENGTH, NONFINITE, add_params_to_parent, bad, body, inertia_column,
+                         jit, joint_xform, length_status, status, xT_force)
 
 WS = 22  # X_up 0:12, I^c 12:22
 

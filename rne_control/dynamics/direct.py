@@ -28,7 +28,8 @@ import numpy as np
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-from .spatial import KW, inline
+from ..model.layout import KW
+from .primitives import inline
 
 NOT_DIRECT = -1  # kernel status: an argument is not of the canonical type; take the checked path
 DIRECT = (types.int64, types.int64)  # the one-sample kernels' signature: id(args), flags

@@ -6,8 +6,9 @@ tau_i = S_i^T f_i with f_i = -(gravity wrench on the subtree) = [-(h^c x g_i); -
 """
 
 from .direct import NOT_DIRECT, arrays_ok, matrix, unmanaged, vector
-from .spatial import (F_OUT, F_Q, NONFINITE, REVOLUTE, bad, body, entry, gravity_status, jit, joint_xform,
-                      length_status, split, status)
+from ..model.layout import REVOLUTE
+from .primitives import (F_OUT, F_Q, NONFINITE, bad, body, entry, gravity_status, jit, joint_xform, length_status,
+                         split, status)
 
 WS = 19  # X_up 0:12, g_i 12:15, m^c 15, h^c 16:19
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..model.spatial import quat_to_matrix
 from .api import forward_dynamics
-from .floating_api import floating_forward_dynamics
+from .floating.api import floating_forward_dynamics
 
 
 def quat_mul(a, b):

@@ -7,9 +7,10 @@ caller has already put X_up(q) in the workspace (the closed-loop kernels, whose 
 import numpy as np
 
 from .direct import NOT_DIRECT, arrays_ok, matrix, unmanaged, vector
-from .spatial import (CORIOLIS_ONLY, F_QDD, FRICTION, FS, FV, IA, REVOLUTE, XUP_GIVEN, add_cross_force,
-                      add_cross_motion_S, add_xT_force, body, entry, gravity_status, inertia_mul, inline, joint_xform,
-                      lengths_status, nonfinite_status, sgn, split, x_motion)
+from ..model.layout import FS, FV, IA, REVOLUTE
+from .primitives import (CORIOLIS_ONLY, F_QDD, FRICTION, XUP_GIVEN, add_cross_force, add_cross_motion_S, add_xT_force,
+                         body, entry, gravity_status, inertia_mul, inline, joint_xform, lengths_status,
+                         nonfinite_status, sgn, split, x_motion)
 
 WS = 36  # workspace columns per body: X_up 0:12, v 12:18, a 18:24, f 24:30, scratch 30:36
 NO_FEXT = np.empty((0, 6))

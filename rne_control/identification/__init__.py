@@ -2,7 +2,7 @@
 
 Layering: model -> dynamics -> identification -> control -> ros; this package never imports control or ros.
 """
-from .base import BaseParameters, base_parameters
+from .base_parameters import BaseParameters, base_parameters
 from .differentiate import differentiate
 from .excitation import Excitation, excitation_trajectory
 from .identify import IdentificationResult, identify

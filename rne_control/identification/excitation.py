@@ -20,7 +20,7 @@ values make the objective non-smooth, which defeats gradient methods).
 import numpy as np
 
 from ..model.errors import InputError
-from .base import base_parameters
+from .base_parameters import base_parameters
 
 DENSE = 50
 

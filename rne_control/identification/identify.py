@@ -12,7 +12,7 @@ exact residual (iterative refinement of the semi-normal equations), which recove
 import numpy as np
 
 from ..model.errors import InputError
-from .base import base_parameters
+from .base_parameters import base_parameters
 from .parameters import consistency_problems, model_with_parameters, parameter_vector
 from .regressor import regressor
 

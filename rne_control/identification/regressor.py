@@ -16,11 +16,12 @@ A link folded into a body (fixed joint) is mapped through its frame's pose in th
 """
 import numpy as np
 
-from ..dynamics.base import base_rotation, to_motion
+from ..dynamics.floating.base_body import base_rotation, to_motion
 from ..dynamics.calls import FLAGS, arr, check, close, joint_arrays, prepare, vector
-from ..dynamics.floating_api import IDENTITY, _require_floating
-from ..dynamics.spatial import (FRICTION, REVOLUTE, add_cross_motion_S, body, entry, inline, joint_xform, sgn, split,
-                                x_motion, xT_force)
+from ..dynamics.floating.api import IDENTITY, _require_floating
+from ..model.layout import REVOLUTE
+from ..dynamics.primitives import (FRICTION, add_cross_motion_S, body, entry, inline, joint_xform, sgn, split,
+                                   x_motion, xT_force)
 from ..model.errors import InputError
 
 MOVING = 4  # flag: prescribed base motion, base wrench rows first

@@ -1,6 +1,8 @@
-"""Robot models: URDF and DH/MDH YAML parsed into a compact, immutable array description."""
+"""Robot models: URDF and DH/MDH YAML parsed into a compact array description (layout.py): kinematics
+fixed for the model's life, gravity and payload swappable at run time (swap.py)."""
 from .errors import InputError, LoopClosureError, ModelError, SingularConfigurationError
-from .model import PRISMATIC, REVOLUTE, Model
+from .layout import PRISMATIC, REVOLUTE
+from .model import Model
 from .urdf import load_urdf
 from .dh import load_dh
 from .load import load_model

@@ -6,8 +6,9 @@ import numpy as np
 
 from .elastic import elastic_columns
 from .errors import ModelError
+from .layout import PRISMATIC, REVOLUTE
 from .loops import build_loops, mimic_roots
-from .model import DEFAULT_GRAVITY, PRISMATIC, REVOLUTE, Model, _readonly
+from .model import DEFAULT_GRAVITY, Model, _readonly
 from .spatial import (align_z, body_params, check_inertia, clip_negligible_inertia, transform, transform_params)
 
 

@@ -9,7 +9,7 @@ from .elastic import actuated_flag, elastic_spec
 from .errors import ModelError
 from .loops import CutJoint
 from .build import Link, build_model
-from .spatial import inertia_matrix, rot_x, rot_z, transform
+from .spatial import INERTIA_KEYS, inertia_matrix, rot_x, rot_z, transform
 
 TOP_KEYS = {"name", "convention", "gravity", "links", "base", "base_link", "cut_joints"}
 LINK_KEYS = {"name", "joint_name", "joint", "mass", "com", "inertia", "rotor_inertia", "coulomb", "viscous",
@@ -18,7 +18,6 @@ CUT_KEYS = {"name", "joint", "parent", "gamma", "b", "alpha", "d", "theta", "r",
 ON_CLOSES_ON_KEYS = {"gamma", "b", "alpha", "d"}
 GEOMETRY = {"standard": {"a", "alpha", "d", "theta"},
             "modified": {"parent", "gamma", "b", "alpha", "d", "theta", "r"}}
-INERTIA_KEYS = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
 BASE_KEYS = {"name", "mass", "com", "inertia"}
 
 

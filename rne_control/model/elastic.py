@@ -2,9 +2,9 @@
 
 A joint is one of three kinds (its *role*, stored per body in the kernel description, model.py):
 
-- ``RIGID``: actuated; its torque is an input of forward dynamics and an output of inverse dynamics;
-- ``ELASTIC``: passive, with torque Gamma_j = -K_j (q_j - q0_j) - D_j qd_j (eqs. 69-70 and a damper);
-- ``FREE``: passive with zero torque (``actuated: false`` without ``elastic``; Khalil §6.2, remark).
+- ``RIGID_JOINT``: actuated; its torque is an input of forward dynamics and an output of inverse dynamics;
+- ``ELASTIC_JOINT``: passive, with torque Gamma_j = -K_j (q_j - q0_j) - D_j qd_j (eqs. 69-70 and a damper);
+- ``FREE_JOINT``: passive with zero torque (``actuated: false`` without ``elastic``; Khalil §6.2, remark).
 
 Joint friction (Fs sign(qd) + Fv qd) acts at every joint, passive ones included; the damper D is part
 of the joint, not friction. Units: K in N m/rad (N/m), q0 in rad (m), D in N m s/rad (N s/m).
@@ -14,8 +14,8 @@ import math
 import numpy as np
 
 from .errors import ModelError
+from .layout import ELASTIC_JOINT, FREE_JOINT, RIGID_JOINT
 
-RIGID, ELASTIC, FREE = 0, 1, 2
 ELASTIC_KEYS = ("stiffness", "rest_position", "damping")
 
 
@@ -55,7 +55,7 @@ def actuated_flag(value, where):
 
 def elastic_columns(model_name, joints, movable, elastic=None, actuated=None):
     """Per joint (``joints`` order) the row [role, K, q0, D, index in its output vector] of the kernel
-    description, where the index counts rigid joints for RIGID and the other joints for ELASTIC/FREE.
+    description, where the index counts rigid joints for RIGID_JOINT and the other joints for ELASTIC_JOINT/FREE_JOINT.
 
     ``elastic``: {joint: (K, q0, D)} or {joint: {stiffness, rest_position, damping}}; ``actuated``:
     {joint: bool} (missing: True). Raises ModelError for an unknown or locked elastic joint, an elastic
@@ -80,10 +80,10 @@ def elastic_columns(model_name, joints, movable, elastic=None, actuated=None):
             spec = elastic[j]
             spec = elastic_spec(spec, f"joint '{j}'") if isinstance(spec, dict) else \
                 elastic_spec(dict(zip(ELASTIC_KEYS, spec)), f"joint '{j}'")
-            cols[k, 0:4] = (ELASTIC, *spec)
+            cols[k, 0:4] = (ELASTIC_JOINT, *spec)
         elif not actuated.get(j, True):
-            cols[k, 0] = FREE
-        if cols[k, 0] == RIGID:
+            cols[k, 0] = FREE_JOINT
+        if cols[k, 0] == RIGID_JOINT:
             cols[k, 4], n_rigid = n_rigid, n_rigid + 1
         else:
             cols[k, 4], n_passive = n_passive, n_passive + 1

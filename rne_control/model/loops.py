@@ -18,21 +18,18 @@ parallel, so the test at q = 0 holds for every q.
 
 Kernel array ``LK`` (float64, rows x LW): row 0 the header (counts), then one row per cut joint, one
 per mimic coupling, the active and passive joint indices, and the workspace of the loop kernels (see
-``rne_control.dynamics.loop_arrays``). Like the model's ``K``, the workspace belongs to the model.
+``rne_control.model.layout`` and ``rne_control.dynamics.closed_loop.arrays``). Like the model's ``K``, the workspace belongs to the model.
 """
 import numpy as np
 
 from .errors import ModelError
+from .layout import (BODY_COLS, CUT_COLS, PLANAR_CUT, PRISMATIC_CUT, REVOLUTE, REVOLUTE_CUT, SPHERICAL_CUT,
+                     VEC_ROWS)
 
-REVOLUTE_CUT, PRISMATIC_CUT, SPHERICAL_CUT, PLANAR_CUT = 0, 1, 2, 3   # kernel codes (loop_closure.py)
 CUT_TYPES = {"revolute": REVOLUTE_CUT, "prismatic": PRISMATIC_CUT, "spherical": SPHERICAL_CUT}
 CUT_ROWS = {REVOLUTE_CUT: 5, PRISMATIC_CUT: 5, SPHERICAL_CUT: 3, PLANAR_CUT: 2}
-REVOLUTE_JOINT = 0  # a tree joint's type in topo (model.py)
 PLANAR_TOL = 1e-12  # axis misalignment (unit vectors) and offset along z (m) at which a loop counts as planar:
 #                     the loop solver's own tolerance, so the conditions dropped hold to it for every q
-CUT_COLS = 28      # type, body_i, body_j, R_i (9), p_i (3), R_j (9), p_j (3), first residual row
-BODY_COLS = 38     # per body: R_0b (9), p_0b (3), w (3), v (3), dw (3), a (3), X_up (12), q of the pose, moved
-VEC_ROWS = 18      # vector rows of the workspace (see rne_control.dynamics.loop_arrays)
 
 
 def _ro(a, dtype=float):
@@ -119,7 +116,7 @@ def _is_planar(ctype, bi, A, bj, B, on_loop, topo, poses):
     z = R_k[:, 2]
     for b in on_loop:
         z_b = poses[b][0][:, 2]
-        off = np.linalg.norm(np.cross(z_b, z)) if topo[b][1] == REVOLUTE_JOINT else abs(z_b @ z)
+        off = np.linalg.norm(np.cross(z_b, z)) if topo[b][1] == REVOLUTE else abs(z_b @ z)
         if off > PLANAR_TOL:
             return False
     if ctype == REVOLUTE_CUT and np.linalg.norm(np.cross(R_B[:, 2], z)) > PLANAR_TOL:

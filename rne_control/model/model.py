@@ -5,20 +5,21 @@ means the base. Every body is attached by one 1-DOF joint whose axis has been ro
 z axis at load time, so the kernels only know two joint types: ``REVOLUTE`` (rotation about z) and
 ``PRISMATIC`` (translation along z). Fixed joints (and locked ones) are folded into their parent body.
 
-Kernel arrays (float64; read-only views for users):
+Kernel arrays (float64; read-only views for users; column offsets and codes in layout.py):
 
-- ``tree`` (nb, 18), immutable: ``E_tree`` (3x3 row-major; coordinate rotation from the parent body to
-  the pre-joint frame) and ``r_tree`` (origin of the pre-joint frame in parent coordinates), together
+- ``tree`` (nb, TREE_W = 23), fixed for the model's life (a new model for other kinematics or friction,
+  see :meth:`Model.with_parameters`): ``E_tree`` (3x3 row-major; coordinate rotation from the parent body
+  to the pre-joint frame) and ``r_tree`` (origin of the pre-joint frame in parent coordinates), together
   Featherstone's X_tree = rot(E) xlt(r); then the rotor inertia ``Ia``, viscous ``Fv`` and Coulomb ``Fs``
   friction of the joint; then ``parent`` (-1 = base), the joint type and the index of the joint in
   ``joint_names`` order (small integers stored as floats, so the kernels take one model array); then
   the joint's lumped elasticity (elastic.py): its role (0 rigid and actuated, 1 elastic, 2 free
   passive), stiffness K, rest position q0, damping D, and its index among the rigid joints (role 0) or
-  among the other joints (roles 1, 2). ``tree`` is (nb, 23).
+  among the other joints (roles 1, 2).
 - ``dyn`` (nb + 2, 10), swappable: per body ``[m, h, I_o]`` (see spatial.py) in body coordinates, the
   base body in row nb, and the gravity vector (m/s^2, base/world frame) in row nb + 1. This is the part
-  that changes at run time (payload, gravity): it is rebuilt and swapped as one reference, so a reader
-  always sees either the old or the new array, never a mixture.
+  that changes at run time (payload, gravity; swap.py): it is rebuilt and swapped as one reference, so a
+  reader always sees either the old or the new array, never a mixture.
 
 The kernels take one array per model, ``K`` (3 nb + 4, KW), so that a call passes few arguments (numba's
 dispatch costs per argument): rows 0:nb hold ``tree``, rows nb:2nb+2 ``dyn``, and the rest the kernels'
@@ -28,18 +29,15 @@ the model, the kernels' entry points hold the GIL: calls on one model from sever
 a time (use one model per thread to compute in parallel).
 """
 import threading
-import warnings
 
 import numpy as np
 
-from .elastic import ELASTIC, RIGID
 from .errors import ModelError
+from .layout import ELASTIC_JOINT, FS, FV, IA, KW, PRISMATIC, QIDX, REVOLUTE, RIGID_JOINT, TREE_W
 from .loops import build_loops
-from .spatial import body_params, check_inertia, inertia_matrix, transform_params
+from .spatial import transform_params
+from .swap import RunTimeSwaps
 
-REVOLUTE, PRISMATIC = 0, 1
-KW = 162  # kernel-array width; rne_control.dynamics.spatial.KW
-TREE_W = 23  # columns of ``tree``; rne_control.dynamics.spatial.TREE_W
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
 
@@ -49,7 +47,7 @@ def _readonly(a, dtype=float):
     return a
 
 
-class Model:
+class Model(RunTimeSwaps):
     """A robot model: joint order, limits, gravity, and the kernel arrays described in this module.
 
     Use :func:`rne_control.load_urdf` or :func:`rne_control.load_dh` to make one. Joint-space arrays
@@ -129,8 +127,8 @@ class Model:
         new = copy.copy(self)
         new._tree = np.array(self._tree)
         for i in range(self.nb):
-            k = int(self._tree[i, 17])
-            new._tree[i, 12:15] = rotor_inertia[k], viscous[k], coulomb[k]
+            k = int(self._tree[i, QIDX])
+            new._tree[i, (IA, FV, FS)] = rotor_inertia[k], viscous[k], coulomb[k]
         params = np.zeros((self.nb + 1, 10))
         for name in self.link_names:
             body, T = self.link_frames[name]
@@ -169,15 +167,15 @@ class Model:
 
     @property
     def tree(self):
-        """The immutable kernel description (nb, 23), read-only; see the module docstring."""
+        """The tree rows of the kernel array (nb, TREE_W), read-only; see the module docstring."""
         return self._view(slice(0, self.nb), slice(0, TREE_W))
 
     def _set_elastic_attributes(self, cols):
         role = cols[:, 0]
         names = self.joint_names
-        self.rigid_index = _readonly(np.flatnonzero(role == RIGID), int)
-        self.unactuated_index = _readonly(np.flatnonzero(role != RIGID), int)
-        self.elastic_index = _readonly(np.flatnonzero(role == ELASTIC), int)
+        self.rigid_index = _readonly(np.flatnonzero(role == RIGID_JOINT), int)
+        self.unactuated_index = _readonly(np.flatnonzero(role != RIGID_JOINT), int)
+        self.elastic_index = _readonly(np.flatnonzero(role == ELASTIC_JOINT), int)
         self.rigid_joint_names = tuple(names[k] for k in self.rigid_index)
         self.unactuated_joint_names = tuple(names[k] for k in self.unactuated_index)
         self.elastic_joint_names = tuple(names[k] for k in self.elastic_index)
@@ -196,52 +194,16 @@ class Model:
         """Gravity (m/s^2) in the base frame (for a floating base: the world frame), read-only."""
         return self._view(2 * self.nb + 1, slice(0, 3))
 
-    def set_gravity(self, gravity):
-        """Change the model's gravity vector (m/s^2) at run time (atomic swap)."""
-        g = np.asarray(gravity, float).reshape(-1)
-        if g.shape != (3,) or not np.isfinite(g).all():
-            raise ModelError(f"gravity must be 3 finite numbers, got {np.asarray(gravity).tolist()}")
-        with self._lock:
-            self._K = self.kernel_array(g)
+    def _rebuild(self, params, gravity):
+        self._K = self._kernel_array(params, gravity)
 
-    @property
-    def payload(self):
-        """The current payload as (link, mass, com, inertia6), or None."""
-        return self._payload
-
-    def set_payload(self, link, mass, com=(0.0, 0.0, 0.0), inertia=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)):
-        """Attach a rigid payload to ``link``, replacing any previous one, without rebuilding the model.
-
-        ``com`` (m) is in the link frame; ``inertia`` = [ixx, iyy, izz, ixy, ixz, iyz] (kg m^2) is about the
-        payload's COM in link-frame axes. The swap is atomic: concurrent dynamics calls see the old or the new
-        parameters, never a mixture.
-        """
+    def _with_payload(self, link, params10):
         if link not in self.link_frames:
             raise ModelError(f"payload link '{link}' is not a link of model '{self.name}'")
-        com = np.asarray(com, float).reshape(-1)
-        inertia = np.asarray(inertia, float).reshape(-1)
-        if com.shape != (3,):
-            raise ModelError(f"payload com must have 3 elements, got {com.shape[0]}")
-        if inertia.shape != (6,):
-            raise ModelError(f"payload inertia must have 6 elements [ixx, iyy, izz, ixy, ixz, iyz], got {inertia.shape[0]}")
-        if not np.isfinite(com).all():
-            raise ModelError("payload com must be finite")
-        I_com = inertia_matrix(*inertia)
-        msg = check_inertia(float(mass), I_com, f"payload on link '{link}'")
-        if msg:
-            warnings.warn(msg, stacklevel=2)
         body, T = self.link_frames[link]
         params = np.array(self._params)
-        params[body] += transform_params(body_params(float(mass), com, I_com), T)
-        with self._lock:
-            self._K = self._kernel_array(params, self.gravity)
-            self._payload = (link, float(mass), tuple(com), tuple(inertia))
-
-    def clear_payload(self):
-        """Remove the payload (atomic swap back to the model's own parameters)."""
-        with self._lock:
-            self._K = self._kernel_array(self._params, self.gravity)
-            self._payload = None
+        params[body] += transform_params(params10, T)
+        return params
 
     def joint_index(self, name):
         try:

@@ -1,4 +1,5 @@
-"""Gough-Stewart parallel platforms: the YAML model file, parsed into an immutable :class:`ParallelModel`.
+"""Gough-Stewart parallel platforms: the YAML model file, parsed into a :class:`ParallelModel`
+(geometry fixed; gravity and payload swappable at run time, swap.py).
 
 The robot is a fixed base and a moving platform joined by six U-P-S legs (Khalil 2010, §5): a universal
 joint at the base point A_i (two passive revolutes), the active prismatic joint (the leg length
@@ -23,13 +24,11 @@ import threading
 import numpy as np
 
 from .errors import ModelError
+from .layout import N_LEGS, PW, ROW_GRAVITY, ROW_PLATFORM
 from .build import Link, build_model
-from .spatial import body_params, check_inertia, inertia_matrix, transform
+from .spatial import transform
+from .swap import RunTimeSwaps
 
-N_LEGS = 6
-# Rows of the platform kernel array PK (width PW); see rne_control.dynamics.parallel_kinematics.
-PW = 17
-ROW_PLATFORM, ROW_GRAVITY = N_LEGS, N_LEGS + 1
 
 
 def reference_frame(u_axis):
@@ -58,7 +57,7 @@ def leg_model(name, joint_name, A, R0, cyl, pis, viscous, coulomb, effort, veloc
     return build_model(name, links, joints=[f"{name}_u1", f"{name}_u2", joint_name], gravity=gravity)
 
 
-class ParallelModel:
+class ParallelModel(RunTimeSwaps):
     """A Gough-Stewart platform (see the module docstring). Read-only attributes:
 
     ``name``; ``joint_names`` (the six actuated legs, the controlled coordinates); ``leg_names``;
@@ -124,39 +123,14 @@ class ParallelModel:
     def platform_params(self):
         return _ro(self._arrays[0][ROW_PLATFORM, 0:10])
 
-    def set_gravity(self, gravity):
-        """Change gravity (m/s^2, base frame) at run time (atomic swap)."""
-        g = np.asarray(gravity, float).reshape(-1)
-        if g.shape != (3,) or not np.isfinite(g).all():
-            raise ModelError(f"gravity must be 3 finite numbers, got {np.asarray(gravity).tolist()}")
-        with self._lock:
-            self._arrays = self.kernel_arrays(g)
+    def _rebuild(self, params, gravity):
+        self._arrays = self._build(params, gravity)
 
-    @property
-    def payload(self):
-        return self._payload
-
-    def set_payload(self, link, mass, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
-        """A rigid payload on the platform (``link='platform'``): mass (kg), COM (m, platform frame),
-        inertia [ixx, iyy, izz, ixy, ixz, iyz] about its COM (kg m^2). Atomic swap."""
+    def _with_payload(self, link, params10):
+        """The payload sits on the platform (``link='platform'``, platform frame)."""
         if link != "platform":
             raise ModelError(f"payload link '{link}' is not a link of parallel model '{self.name}' (only 'platform')")
-        com = np.asarray(com, float).reshape(-1)
-        inertia = np.asarray(inertia, float).reshape(-1)
-        if com.shape != (3,) or inertia.shape != (6,) or not np.isfinite(com).all():
-            raise ModelError("payload com must be 3 finite numbers and inertia 6 numbers "
-                             "[ixx, iyy, izz, ixy, ixz, iyz]")
-        I_com = inertia_matrix(*inertia)
-        check_inertia(float(mass), I_com, "payload on link 'platform'")
-        params = self._params + body_params(float(mass), com, I_com)
-        with self._lock:
-            self._arrays = self._build(params, self.gravity)
-            self._payload = ("platform", float(mass), tuple(com), tuple(inertia))
-
-    def clear_payload(self):
-        with self._lock:
-            self._arrays = self._build(self._params, self.gravity)
-            self._payload = None
+        return self._params + params10
 
     def __repr__(self):
         return f"<rne_control.ParallelModel '{self.name}': 6 U-P-S legs {list(self.joint_names)}>"

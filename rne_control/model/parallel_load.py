@@ -6,12 +6,12 @@ import numpy as np
 import yaml
 
 from .errors import ModelError
-from .parallel import N_LEGS, ParallelModel, leg_model, reference_frame
-from .spatial import body_params, check_inertia, inertia_matrix
+from .layout import N_LEGS
+from .parallel import ParallelModel, leg_model, reference_frame
+from .spatial import INERTIA_KEYS, body_params, check_inertia, inertia_matrix
 
 TOP_KEYS = {"name", "gravity", "platform", "leg_defaults", "legs", "home"}
 PLATFORM_KEYS = {"mass", "com", "inertia"}
-INERTIA_KEYS = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
 LEG_KEYS = {"name", "joint_name", "base_point", "platform_point", "u_axis", "cylinder", "piston", "viscous",
             "coulomb", "effort_limit", "velocity_limit", "lower_limit", "upper_limit"}
 BODY_KEYS = {"mass", "com", "inertia"}

@@ -6,8 +6,9 @@ link is kept) and base."""
 import numpy as np
 
 from .errors import ModelError
+from .layout import PRISMATIC
 from .loops import loop_groups
-from .model import PRISMATIC, Model
+from .model import Model
 from .spatial import rot_z, transform, transform_params
 
 

@@ -64,6 +64,9 @@ def skew(v):
     return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
 
 
+INERTIA_KEYS = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")   # a rotational inertia in the model files, in this order
+
+
 def inertia_matrix(ixx, iyy, izz, ixy, ixz, iyz):
     return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]], float)
 

@@ -21,15 +21,17 @@ loops, takes the law's acceleration and computes Gamma_c in one compiled call (`
 """
 import numpy as np
 
-from ...dynamics import closed_loop as cl
-from ...dynamics.calls import prepare
-from ...dynamics.closed_loop_api import (KERNELS, LoopClosureError, closed_loop_coriolis_torques,
+from ...dynamics.closed_loop import kernels as cl
+from ...dynamics.calls import fast_path, prepare
+from ...dynamics.closed_loop.api import (KERNELS, LoopClosureError, closed_loop_coriolis_torques,
                                          closed_loop_forward_dynamics, closed_loop_gravity_torques,
                                          closed_loop_inverse_dynamics, closed_loop_mass_matrix, loop_jacobian,
                                          solve_loops)
-from ...dynamics.spatial import FRICTION, JTYPE, QIDX, REVOLUTE
+from ...dynamics.direct import NOT_DIRECT
+from ...dynamics.primitives import FRICTION
+from ...model.layout import JTYPE, QIDX, REVOLUTE
 from ...model.loops import loop_groups
-from .. import _kernels as K
+from .. import _kernels as kernels
 from .._fused import closed_loop_computed_torque, ready
 from ..plant import DEFAULT_LOOP_TOLERANCE, Plant, StateError, choose_joints, joint_friction, payload_links
 
@@ -88,7 +90,7 @@ class ClosedLoopPlant(Plant):
         self._guess = np.empty(model.n)                # the next solve's warm start
         self._spare = np.empty(model.n)                # the next solve's output (scratch between solves)
         prepare(cl.solve_one, [KERNELS["solve"][1]])
-        self._ct = ready(closed_loop_computed_torque)
+        self._fused = ready(closed_loop_computed_torque)
         held = np.array(self._q)
         if not self._identity and len(self._passive):
             try:
@@ -115,21 +117,17 @@ class ClosedLoopPlant(Plant):
             qs, qds = q, qd
         else:
             qs, qds = self._active_first(q, qd)
-        measured = K.loop_guess(qs, qds, N, self._passive, self._q, self._guess)
+        measured = kernels.loop_guess(qs, qds, N, self._passive, self._q, self._guess)
         if measured < 0:
             raise StateError(f"active joint '{self.model.active_joint_names[-1 - measured]}' is missing or not "
                              "finite")
         model, q_tr, qa = self.model, self._spare, qs[:N]
-        try:  # the kernel takes C-contiguous float64 arrays only (TypeError otherwise)
-            st = cl.solve_one(model._K, model.loops.LK, qa, self._guess, q_tr)
-        except TypeError:
-            st = -1
-        if st != 0:
+        if fast_path(cl.solve_one, model._K, model.loops.LK, qa, self._guess, q_tr) != 0:
             try:
                 q_tr[:] = solve_loops(model, qa, self._guess)
             except LoopClosureError as exc:
                 raise StateError(f"the loops do not close at the measured state: {exc}") from None
-        j = K.passive_gap(qs, N, self._passive, q_tr, self._revolute, self.loop_tolerance) if measured else -1
+        j = kernels.passive_gap(qs, N, self._passive, q_tr, self._revolute, self.loop_tolerance) if measured else -1
         if j >= 0:
             k = self._passive[j]
             diff = _wrap(qs[N + j] - q_tr[k], self._revolute[k])
@@ -145,7 +143,7 @@ class ClosedLoopPlant(Plant):
         then the passive joints of the loops that controlled joints drive (NaN for the others: their
         published positions neither warm-start nor reject)."""
         N, Nc = len(self._active), len(self._pos_c)
-        i = K.first_nonfinite(q, qd, Nc)
+        i = kernels.first_nonfinite(q, qd, Nc)
         if i >= 0:
             raise StateError(f"controlled joint '{self.joint_names[i]}' is missing or not finite")
         qs = np.concatenate([self._qa_all, np.where(self._checked, q[N:], np.nan)])
@@ -173,23 +171,19 @@ class ClosedLoopPlant(Plant):
         else:
             self._qa, self._qda = self._qa_all[self._pos_c], self._qda_all[self._pos_c]
 
-    def computed_torque(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out):
-        """One compiled call (_fused.py) when every active joint is controlled: the loops closed into the
-        spare buffer, swapped in on success."""
+    def _fused_step(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out):
+        """computed_torque in one compiled call (_fused.py) when every active joint is controlled: the loops
+        closed into the spare buffer, swapped in on success."""
         if not self._identity:
-            return Plant.computed_torque(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out)
+            return NOT_DIRECT
         model = self.model
-        try:
-            st = self._ct(model._K, model.loops.LK, q, qd, q_d, qd_d, qdd_d, kp, kd, scale,
-                          FRICTION if friction else 0, self._passive, self._revolute, self.loop_tolerance, self._q,
-                          self._guess, qdd, out, self._spare)
-        except TypeError:  # not the kernel's argument types
-            st = -1
-        if st != 0:
-            return Plant.computed_torque(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out)
-        N = self._active.shape[0]
-        self._accept(self._spare, q[:N], qd[:N])
-        return out
+        st = self._fused(model._K, model.loops.LK, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, FRICTION if friction else 0,
+                         self._passive, self._revolute, self.loop_tolerance, self._q, self._guess, qdd, out,
+                         self._spare)
+        if st == 0:
+            N = self._active.shape[0]
+            self._accept(self._spare, q[:N], qd[:N])
+        return st
 
     @property
     def q(self):

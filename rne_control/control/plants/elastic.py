@@ -13,7 +13,7 @@ and the passive joints (springs, dampers, friction), the uncontrolled rigid ones
 import numpy as np
 
 from ...dynamics.api import gravity_torques, inverse_dynamics as tree_inverse_dynamics, mass_matrix
-from ...dynamics.elastic_api import (elastic_coriolis_torques, elastic_forward_dynamics,
+from ...dynamics.elastic.api import (elastic_coriolis_torques, elastic_forward_dynamics,
                                      elastic_inverse_dynamics)
 from ..plant import Plant, StateError, choose_joints, first_missing, joint_friction, payload_links
 

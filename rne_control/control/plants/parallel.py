@@ -20,13 +20,15 @@ inverse dynamics in one compiled call (``control/_fused.py``).
 import numpy as np
 
 from ...dynamics.calls import prepare
-from ...dynamics.parallel_api import (ID, SIGS, parallel_coriolis_torques, parallel_gravity_torques,
+from ...dynamics.direct import NOT_DIRECT
+from ...dynamics.parallel.api import (ID, SIGS, parallel_coriolis_torques, parallel_gravity_torques,
                                       parallel_joint_forward_dynamics, parallel_joint_inverse_dynamics,
                                       parallel_mass_matrix, platform_forward_kinematics, platform_inverse_kinematics,
                                       platform_jacobian)
-from ...dynamics.parallel_dynamics import joint_many
-from ...dynamics.parallel_kinematics import fk_many
-from ...dynamics.spatial import FRICTION, FS, FV
+from ...dynamics.parallel.dynamics import joint_many
+from ...dynamics.parallel.kinematics import fk_many
+from ...model.layout import FS, FV
+from ...dynamics.primitives import FRICTION
 from ...model.errors import LoopClosureError, SingularConfigurationError
 from .._fused import parallel_computed_torque, ready
 from ..plant import Plant, StateError, choose_joints, first_missing, payload_links
@@ -73,7 +75,7 @@ class ParallelPlant(Plant):
         self.initial_state = q0[self._order]           # the leg lengths of the home pose (or locked)
         for kernel in (fk_many, joint_many):
             prepare(kernel, [SIGS[kernel]])
-        self._ct = ready(parallel_computed_torque)
+        self._fused = ready(parallel_computed_torque)
         self._twist = None
 
     @staticmethod
@@ -146,28 +148,26 @@ class ParallelPlant(Plant):
         return self._id(self.model.kernel_arrays(), self._rows[1], self._x, friction, out,
                         parallel_joint_inverse_dynamics, self._qd, self._x[0], self._pose, friction)
 
-    def computed_torque(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out):
-        """One compiled call (_fused.py) when every leg is controlled, in the model's order: the pose solved
-        from the last one, into the spare buffers, and the leg forces written straight into ``out`` (through
-        a (1, 6) view of it, kept while ``out`` is the same C-contiguous float64 array)."""
+    def _fused_step(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out):
+        """computed_torque in one compiled call (_fused.py) when every leg is controlled, in the model's
+        order: the pose solved from the last one, into the spare buffers (swapped in on success), and the leg
+        forces written straight into ``out`` (through a (1, 6) view of it, kept while ``out`` is the same
+        C-contiguous float64 array)."""
         if not self._identity:
-            return Plant.computed_torque(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out)
+            return NOT_DIRECT
         if out is not self._out_for:
             ok = type(out) is np.ndarray and out.shape == (6,) and out.dtype == np.float64 and out.flags.c_contiguous
             self._out_for, self._out_rows = out, (out.reshape(1, 6) if ok else self._out)
         Q, QD, P = self._trial[:3]
         PK, LK = self.model.kernel_arrays()
-        try:
-            st = self._ct(PK, LK, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, FRICTION if friction else 0, Q, QD,
-                          self._x, self._rows[2], P, self._out_rows)
-        except TypeError:  # not the kernel's argument types
-            st = -1
+        st = self._fused(PK, LK, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, FRICTION if friction else 0, Q, QD, self._x,
+                         self._rows[2], P, self._out_rows)
         if st != 0:
-            return Plant.computed_torque(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out)
+            return st
         self._swap()
         if self._out_rows is self._out:
             out[:] = self._out[0]
-        return out
+        return 0
 
     def gravity_torques(self, out):
         return self._id(self.model.kernel_arrays(), self._zero, self._zero, False, out, parallel_gravity_torques,

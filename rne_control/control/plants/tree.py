@@ -28,12 +28,14 @@ Bases (``set_base``), with the measured :class:`~rne_control.control.laws.BaseSt
 import numpy as np
 
 from ...dynamics import api
-from ...dynamics import floating_api as fl
-from ...dynamics.spatial import FRICTION, JTYPE, PARENT, QIDX, REVOLUTE
+from ...dynamics.floating import api as fl
+from ...dynamics.direct import NOT_DIRECT
+from ...dynamics.primitives import FRICTION
+from ...model.layout import JTYPE, PARENT, QIDX, REVOLUTE
 from ...model.loops import mimic_roots
 from ...model.reduced import restricted, welded
 from ...model.spatial import quat_to_matrix
-from .. import _kernels as K
+from .. import _kernels as kernels
 from .. import tree_state as ts
 from .._fused import folded_tree_computed_torque, ready, tree_computed_torque
 from ..plant import DEFAULT_LOOP_TOLERANCE, Plant, StateError, choose_joints, joint_friction, payload_links
@@ -171,7 +173,7 @@ class TreePlant(Plant):
             self.initial_state[list(self.state_names).index(names[f])] = np.nan
         self._welded = None
         ts.prepare()
-        self._ct = ready(tree_computed_torque if self._folded is None else folded_tree_computed_torque)
+        self._fused = ready(tree_computed_torque if self._folded is None else folded_tree_computed_torque)
 
     # ------------------------------------------------------------ state
     def set_state(self, q, qd):
@@ -245,7 +247,7 @@ class TreePlant(Plant):
             else:
                 full, self.last_base_output = fl.free_floating_inverse_dynamics(
                     m, st.q, qd, qdd, twist, orientation, friction=friction)
-        K.take(full, idx, out)
+        kernels.take(full, idx, out)
         return out
 
     def _base_twist(self, bs):
@@ -258,22 +260,15 @@ class TreePlant(Plant):
         ts.scatter_controlled(qdd, self._plan, self._work)
         return self._call(self._state.qd, self._state.qdd, friction, True, True, out)
 
-    def computed_torque(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out):
-        """One compiled call (_fused.py) on a fixed base."""
-        if self.base == "fixed":
-            try:
-                flags = FRICTION if friction else 0
-                if self._folded is None:
-                    st = self._ct(self._dm._K, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, self._plan, self._work,
-                                  out)
-                else:
-                    st = self._ct(self._dm._K, self._folded._K, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags,
-                                  self._plan, self._work, out)
-            except TypeError:  # not the kernel's argument types
-                st = -1
-            if st == 0:
-                return out
-        return Plant.computed_torque(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out)
+    def _fused_step(self, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, friction, qdd, out):
+        """computed_torque in one compiled call (_fused.py) on a fixed base."""
+        if self.base != "fixed":
+            return NOT_DIRECT
+        flags = FRICTION if friction else 0
+        if self._folded is None:
+            return self._fused(self._dm._K, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, self._plan, self._work, out)
+        return self._fused(self._dm._K, self._folded._K, q, qd, q_d, qd_d, qdd_d, kp, kd, scale, flags, self._plan,
+                           self._work, out)
 
     def gravity_torques(self, out):
         return self._call(self._zero, self._zero, False, True, True, out)
@@ -283,7 +278,7 @@ class TreePlant(Plant):
 
     def friction_torques(self, out):
         out.fill(0.0)
-        K.add_friction(self.qd, self._Fs, self._Fv, out)
+        kernels.add_friction(self.qd, self._Fs, self._Fv, out)
         return out
 
     def mass_matrix(self):

@@ -22,12 +22,12 @@ where each joint on the path from the base to link j adds its screw to (w_j, v_B
 the path to link i to (w_i, v_k); joints common to both paths cancel. A mimic coupling adds the row
 e = q_f - multiplier q_leader - offset, with Jacobian row e_f - multiplier e_leader.
 """
-from .loop_arrays import (B_MOVED, B_P, B_QX, B_R, B_X, C_BI, C_BJ, C_PI, C_PJ, C_RI, C_RJ, C_ROW, C_TYPE, V_TMP,
-                          V_X, ZERO3, add, cross, frame_pose, mat3, offsets, put, put_rot, rot, rot_t, scale, sizes,
-                          sub, vec3)
-from .spatial import REVOLUTE, body, inline, jit, joint_xform
+from .arrays import (V_TMP, V_X, ZERO3, add, cross, frame_pose, mat3, offsets, put, put_rot, rot, rot_t, scale, sizes,
+                     sub, vec3)
+from ...model.layout import (B_MOVED, B_P, B_QX, B_R, B_X, C_BI, C_BJ, C_PI, C_PJ, C_RI, C_RJ, C_ROW, C_TYPE, PLANAR_CUT,
+                             PRISMATIC_CUT, REVOLUTE, REVOLUTE_CUT, SPHERICAL_CUT)
+from ..primitives import body, inline, jit, joint_xform
 
-REVOLUTE_CUT, PRISMATIC_CUT, SPHERICAL_CUT, PLANAR_CUT = 0, 1, 2, 3   # as in rne_control.model.loops
 REV_ROWS = (0, 1, 2, 3, 4)   # indices into [D, u, x] of each cut type's residual rows
 PRI_ROWS = (0, 1, 3, 4, 7)
 SPH_ROWS = (0, 1, 2)

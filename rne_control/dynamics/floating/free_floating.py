@@ -18,14 +18,15 @@ iii) forward, j = 1..n: a_j = X_j a_i + zeta_j (98), f_j = I^c_j a_j - beta^c_j 
      tau_j = S_j^T f_j + Ia_j qdd_j (+ friction) (100).
 
 Gravity enters as the fictitious acceleration a_0' = a_0 - a_g (a_g = R^T g_world), so the base
-acceleration returned is a_0' + a_g. Composite inertias use the 10-parameter form (spatial.py).
+acceleration returned is a_0' + a_g. Composite inertias use the 10-parameter form (primitives.py).
 """
 
-from .base import F_TWIST, SINGULAR_BASE, base_setup, check_vector, solve_rigid, to_motion
-from .direct import unmanaged
-from .spatial import (F_QDD, FRICTION, FS, FV, IA, PARENT, REVOLUTE, add_cross_force, add_params_to_parent,
-                      add_xT_force, body, entry, inertia_mul, inline, jit, joint_xform, lengths_status,
-                      nonfinite_status, sgn, split, x_motion)
+from .base_body import F_TWIST, SINGULAR_BASE, base_setup, check_vector, solve_rigid, to_motion
+from ..direct import unmanaged
+from ...model.layout import FS, FV, IA, PARENT, REVOLUTE
+from ..primitives import (F_QDD, FRICTION, add_cross_force, add_params_to_parent, add_xT_force, body, entry,
+                          inertia_mul, inline, jit, joint_xform, lengths_status, nonfinite_status, sgn, split,
+                          x_motion)
 
 WS = 46  # per body (row nb = the base): X_up 0:12, v 12:18, zeta / a 18:24, beta^c 24:30, I^c 30:40, tmp 40:46
 

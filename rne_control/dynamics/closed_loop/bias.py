@@ -1,7 +1,7 @@
 """The velocity-product term of the loop constraints, b = Phi' qd (the Gdot qd_a of eq. 56's derivative).
 
 Along any motion that keeps the loops closed, e(q(t)) = 0, so e'' = Phi qdd + Phi' qd = 0. This computes
-b = Phi' qd, the second derivative of the residual of loop_closure.py at qdd = 0. A forward pass gives
+b = Phi' qd, the second derivative of the residual of closure.py at qdd = 0. A forward pass gives
 every body's angular velocity w, the velocity v of its origin, and, at qdd = 0, its angular acceleration
 dw and the classical acceleration a of its origin (base frame; o = origin, z = joint axis, r = o_b - o_p):
 
@@ -11,18 +11,18 @@ dw and the classical acceleration a of its origin (base frame; o = origin, z = j
                 a = a_p + dw_p x r + w_p x (w_p x r) + 2 w_p x z qd
 
 Then, for each cut joint, with d = p_B - p_k, Omega = R_k^T w_i, W = R_k^T (w_j - w_i) and
-D, u, x as in loop_closure.py (differentiating D = R_k^T d twice, R_k' = [w_i] R_k):
+D, u, x as in closure.py (differentiating D = R_k^T d twice, R_k' = [w_i] R_k):
 
     D'' = R_k^T d'' - Omega x R_k^T d' - R_k^T dw_i x D - Omega x D'
     W'  = R_k^T (dw_j - dw_i) - Omega x W,     u'' = W' x u + W x (W x u)  (likewise x'')
 
 The rows of [D'', u'', x''] that the cut type selects are b. Mimic rows are linear in q: b = 0.
-Call :func:`rne_control.dynamics.loop_closure.closure` at the same q first (it leaves the poses).
+Call :func:`rne_control.dynamics.closed_loop.closure.closure` at the same q first (it leaves the poses).
 """
-from .loop_arrays import (B_A, B_DW, B_P, B_R, B_V, B_W, C_BI, C_BJ, C_ROW, C_TYPE, V_TMP, V_X, ZERO3, add, cross,
-                          mat3, offsets, put, rot_t, scale, sizes, sub, vec3)
-from .loop_closure import PLANAR_CUT, cut_frames, n_rows, pick
-from .spatial import REVOLUTE, body, inline, jit
+from .arrays import V_TMP, V_X, ZERO3, add, cross, mat3, offsets, put, rot_t, scale, sizes, sub, vec3
+from .closure import cut_frames, n_rows, pick
+from ...model.layout import B_A, B_DW, B_P, B_R, B_V, B_W, C_BI, C_BJ, C_ROW, C_TYPE, PLANAR_CUT, REVOLUTE
+from ..primitives import body, inline, jit
 
 
 @jit

@@ -1,4 +1,4 @@
-"""The dynamics functions of a tree with lumped elasticity (Khalil 2010, §6; kernels in elastic.py).
+"""The dynamics functions of a tree with lumped elasticity (Khalil 2010, §6; kernels in kernels.py).
 
 ``q`` and ``qd`` hold every joint in ``model.joint_names`` order. Torques and accelerations that
 concern only some joints are in the order of ``model.rigid_joint_names`` (the actuated joints) or
@@ -6,18 +6,20 @@ concern only some joints are in the order of ``model.rigid_joint_names`` (the ac
 passive joint, ``actuated: false``; on a model without free passive joints the two are equal).
 
 Each function takes single samples, or stacked ones ((N, ·), unstacked inputs broadcast), like the
-rigid functions; the ``try`` is the fast path, the ``except TypeError`` the checked path (calls.py).
+rigid functions, and starts with the fast path (calls.py): inverse dynamics by the direct call of its
+kernel (direct.py), forward dynamics by its dispatcher (calls.fast_path); the checked path takes the rest.
 The elastic damper -D qd is part of the joint and always acts; ``friction=False`` removes only the
 Coulomb and viscous friction Fs sign(qd) + Fv qd (which, with ``friction=True``, acts at every joint).
 On a floating-base model these functions hold the base fixed, like the tree functions of api.py.
 """
 import numpy as np
 
-from ..model.errors import InputError
-from . import elastic as el
-from .calls import FIELDS, FLAGS, MODEL, arr, check, close, external_forces, model_array, prepare, sized_arrays
-from .direct import DIRECT, entry_point, not_compiled
-from .spatial import FRICTION, LENGTH
+from ...model.errors import InputError
+from . import kernels as el
+from ..calls import (FIELDS, FLAGS, MODEL, arr, check, close, external_forces, fast_path, model_array, prepare,
+                     sized_arrays)
+from ..direct import DIRECT, entry_point, not_compiled
+from ..primitives import FRICTION, LENGTH
 
 _f1, _f2, _f3 = arr(1), arr(2), arr(3)
 _empty, _zeros, _id, _ndarray = np.empty, np.zeros, id, np.ndarray
@@ -122,14 +124,11 @@ def elastic_forward_dynamics(model, q, qd, tau_rigid, f_ext=None, friction=True,
     """
     flags = FRICTION if friction else 0
     if f_ext is None and gravity is None:
-        try:
-            qdd = _empty(model.n)
-            st = _fd_one(model._K, q, qd, tau_rigid, flags, qdd)
-        except TypeError:
-            pass
-        else:
-            if st:
-                _check(model, st, "tau_rigid")
+        qdd = _empty(model.n)
+        st = fast_path(_fd_one, model._K, q, qd, tau_rigid, flags, qdd)
+        if st == 0:
             return qdd
+        if st > 0:
+            _check(model, st, "tau_rigid")
     return _checked(model, "fd", q, qd, tau_rigid, "tau_rigid", model_array(model, gravity), f_ext or {}, flags,
                     (model.n,))[0]

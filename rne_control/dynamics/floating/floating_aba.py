@@ -17,10 +17,10 @@ Gravity enters as the fictitious acceleration a_0' = a_0 - a_g; the base acceler
 a_0' + a_g (base coordinates, [vdot; wdot]).
 """
 
-from .aba import NO_FEXT, aba_accelerations, aba_backward, aba_forward, params_to_matrix
-from .base import F_BASE2, F_TWIST, SINGULAR_BASE, base_setup, check_vector, solve6, to_motion
-from .direct import unmanaged
-from .spatial import (F_TAU, add_cross_force, entry, inertia_mul, jit, lengths_status, split)
+from ..aba import NO_FEXT, aba_accelerations, aba_backward, aba_forward, params_to_matrix
+from .base_body import F_BASE2, F_TWIST, SINGULAR_BASE, base_setup, check_vector, solve6, to_motion
+from ..direct import unmanaged
+from ..primitives import (F_TAU, add_cross_force, entry, inertia_mul, jit, lengths_status, split)
 
 WS = 80  # as aba.WS (row nb = the base): X_up 0:12, v 12:18, c 18:24, p^A 24:30, U 30:36, I^A 36:72, a 72:78,
          # D 78, u 79

@@ -8,18 +8,20 @@ limits, 0 where unlimited: give passive joints limits to pick the assembly mode)
 and a single guess, each sample starts from the previous sample's solution. On a tree model (no loop)
 the functions reduce to the tree functions (G = identity).
 
-The fast path of each function (the ``try``) calls the compiled kernel directly; anything it does not
+Each function starts with the fast path (calls.py): the one-sample kernel, called directly (direct.py) for
+the inverse dynamics and through its dispatcher (calls.fast_path) for the others; anything it does not
 accept (lists, other dtypes, stacked samples, a gravity override) takes the checked path.
 """
 import numpy as np
 
-from ..model.errors import InputError, LoopClosureError
-from . import closed_loop as cl
-from .calls import SingularMassMatrixError, arr, as_float, check, close, into as _into, model_array, prepare
-from .direct import DIRECT, entry_point, not_compiled
-from .loop_arrays import V_E, offsets
-from .loop_solve import NOCLOSE, SINGULAR_LOOP
-from .spatial import FRICTION, LENGTH, NONFINITE, SINGULAR
+from ...model.errors import InputError, LoopClosureError
+from . import kernels as cl
+from ..calls import (SingularMassMatrixError, arr, as_float, check, close, fast_path, into as _into, model_array,
+                     prepare, sized_arrays)
+from ..direct import DIRECT, entry_point, not_compiled
+from .arrays import V_E, offsets
+from .solve import NOCLOSE, SINGULAR_LOOP
+from ..primitives import FRICTION, LENGTH, NONFINITE, SINGULAR
 
 _f1, _f2, _f3 = arr(1), arr(2), arr(3)
 _empty = np.empty
@@ -94,17 +96,8 @@ def _check(model, st, sample=None, what_q="q_guess"):
 def _stack(model, active, q_guess, name_q="q_guess"):
     """Active-joint inputs as (S, N) arrays and the guess as (S or 1, n); S None for one sample."""
     N, n = model.loops.n_active, model.n
-    arrays, S = [], None
-    for name, x in active.items():
-        a = as_float(name, x)
-        if a.ndim not in (1, 2) or a.shape[-1] != N:
-            raise InputError(f"'{name}' must have shape ({N},) or (S, {N}) for the active joints "
-                             f"{list(model.active_joint_names)}, got {a.shape}")
-        if a.ndim == 2:
-            if S is not None and a.shape[0] != S:
-                raise InputError(f"'{name}' stacks {a.shape[0]} samples, others {S}")
-            S = a.shape[0]
-        arrays.append(a)
+    arrays, S = sized_arrays([(name, x, N, "the active joints", model.active_joint_names)
+                              for name, x in active.items()])
     g = model.loops.q_guess0 if q_guess is None else as_float(name_q, q_guess)
     if g.ndim not in (1, 2) or g.shape[-1] != n:
         raise InputError(f"'{name_q}' must be a full tree configuration of shape ({n},) or (S, {n}) for joints "
@@ -143,11 +136,9 @@ def solve_loops(model, q_active, q_guess=None):
     """The tree configuration q (n,) (``joint_names`` order; rad, m) that closes every loop with the active
     joints at ``q_active`` (N,): Newton-Raphson on eq. (3) to |e| <= 1e-12, warm-started from ``q_guess``.
     Stacked: q_active (S, N) -> (S, n). Raises LoopClosureError naming the loop and its residual."""
-    try:
-        q = _empty(model.n)
-        st = _solve_one(model._K, model.loops.LK, q_active, model.loops.q_guess0 if q_guess is None else q_guess, q)
-    except TypeError:
-        st = -1
+    q = _empty(model.n)
+    st = fast_path(_solve_one, model._K, model.loops.LK, q_active, model.loops.q_guess0 if q_guess is None else q_guess,
+                   q)
     if st == 0:
         return q
     prepare(cl.solve_one, [KERNELS["solve"][1]])
@@ -202,22 +193,25 @@ def closed_loop_inverse_dynamics(model, q_active, qd_active, qdd_active, q_guess
                             q_guess, FRICTION if friction else 0, model_array(model, gravity), q_out=q_out))
 
 
+def _fast(model, kernel, inputs, q_guess, flags, out, q_out):
+    """The fast path of a one-sample kernel (K, LK, *inputs, q_guess[, flags], out, q): its status by
+    calls.fast_path, with an input error (status > 0) raised."""
+    loops = model.loops
+    args = (model._K, loops.LK, *inputs, loops.q_guess0 if q_guess is None else q_guess,
+            *(() if flags is None else (flags,)), out, _empty(model.n) if q_out is None else q_out)
+    st = fast_path(kernel, *args)
+    if st > 0:
+        _check(model, st)
+    return st
+
+
 def closed_loop_gravity_torques(model, q_active, q_guess=None, gravity=None, q_out=None):
     """Gravity torques of the closed-loop robot, G^T g(q) (N,) (N m, N), at q = solve_loops(q_active)."""
-    if gravity is None:
-        try:
-            loops = model.loops
-            tau = _empty(loops.n_active)
-            st = _torques_one(model._K, loops.LK, q_active, q_active, q_active,
-                              loops.q_guess0 if q_guess is None else q_guess, cl.GRAVITY_ONLY, tau,
-                              _empty(model.n) if q_out is None else q_out)
-        except TypeError:
-            pass
-        else:
-            if st:
-                _check(model, st)
-            return tau
     # qd and qdd are not used in this mode: q_active stands in for them
+    if gravity is None:
+        tau = _empty(model.loops.n_active)
+        if _fast(model, _torques_one, (q_active, q_active, q_active), q_guess, cl.GRAVITY_ONLY, tau, q_out) == 0:
+            return tau
     return _call(model, "torques", dict(q_active=q_active, qd_active=q_active, qdd_active=q_active), q_guess,
                  cl.GRAVITY_ONLY, model_array(model, gravity), q_out=q_out)
 
@@ -225,17 +219,8 @@ def closed_loop_gravity_torques(model, q_active, q_guess=None, gravity=None, q_o
 def closed_loop_coriolis_torques(model, q_active, qd_active, q_guess=None, q_out=None):
     """H_c without gravity (N,): G^T [C(q, qd) qd + A Gdot qd_a] with qd = G qd_a, i.e. the velocity-product
     torques of the closed-loop robot (no gravity, acceleration or friction)."""
-    try:
-        loops = model.loops
-        tau = _empty(loops.n_active)
-        st = _torques_one(model._K, loops.LK, q_active, qd_active, qd_active,
-                          loops.q_guess0 if q_guess is None else q_guess, cl.VELOCITY_ONLY, tau,
-                          _empty(model.n) if q_out is None else q_out)
-    except TypeError:
-        pass
-    else:
-        if st:
-            _check(model, st)
+    tau = _empty(model.loops.n_active)
+    if _fast(model, _torques_one, (q_active, qd_active, qd_active), q_guess, cl.VELOCITY_ONLY, tau, q_out) == 0:
         return tau
     return _call(model, "torques", dict(q_active=q_active, qd_active=qd_active, qdd_active=qd_active), q_guess,
                  cl.VELOCITY_ONLY, q_out=q_out)
@@ -244,15 +229,8 @@ def closed_loop_coriolis_torques(model, q_active, qd_active, q_guess=None, q_out
 def closed_loop_mass_matrix(model, q_active, q_guess=None, q_out=None):
     """A_c = G^T A G (N x N) (kg m^2, kg), symmetric positive definite; (S, N, N) when stacked."""
     N = model.loops.n_active
-    try:
-        A = _empty((N, N))
-        st = _mass_one(model._K, model.loops.LK, q_active, model.loops.q_guess0 if q_guess is None else q_guess, A,
-                       _empty(model.n) if q_out is None else q_out)
-    except TypeError:
-        pass
-    else:
-        if st:
-            _check(model, st)
+    A = _empty((N, N))
+    if _fast(model, _mass_one, (q_active,), q_guess, None, A, q_out) == 0:
         return A
     return _call(model, "mass", dict(q_active=q_active), q_guess, out_shape=(N, N), q_out=q_out)
 
@@ -263,17 +241,9 @@ def closed_loop_forward_dynamics(model, q_active, qd_active, tau_active, q_guess
     A_c qdd_a = tau_active - H_c - G^T g - G^T friction (friction with ``friction=True``). Raises
     SingularMassMatrixError if A_c is singular."""
     if gravity is None:
-        try:
-            loops = model.loops
-            qdd = _empty(loops.n_active)
-            st = _forward_one(model._K, loops.LK, q_active, qd_active, tau_active,
-                              loops.q_guess0 if q_guess is None else q_guess, FRICTION if friction else 0, qdd,
-                              _empty(model.n) if q_out is None else q_out)
-        except TypeError:
-            pass
-        else:
-            if st:
-                _check(model, st)
+        qdd = _empty(model.loops.n_active)
+        if _fast(model, _forward_one, (q_active, qd_active, tau_active), q_guess, FRICTION if friction else 0, qdd,
+                 q_out) == 0:
             return qdd
     return _call(model, "forward", dict(q_active=q_active, qd_active=qd_active, tau_active=tau_active), q_guess,
                  FRICTION if friction else 0, model_array(model, gravity), q_out=q_out)

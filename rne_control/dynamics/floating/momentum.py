@@ -12,10 +12,11 @@ conserved quantity; in base coordinates at the base origin it is [R^T k + c x R^
 """
 import numpy as np
 
-from .base import F_BASE2, F_TWIST, SINGULAR_BASE, base_rotation, check_vector, solve_rigid, to_motion
-from .direct import unmanaged
-from .spatial import (entry, split, F_OUT, F_Q, F_QD, LENGTH, NONFINITE, PARENT, REVOLUTE, add_params_to_parent, add_xT_force,
-                      bad, body, inertia_mul, inline, jit, joint_xform, length_status, status, x_motion)
+from .base_body import F_BASE2, F_TWIST, SINGULAR_BASE, base_rotation, check_vector, solve_rigid, to_motion
+from ..direct import unmanaged
+from ...model.layout import PARENT, REVOLUTE
+from ..primitives import (entry, split, F_OUT, F_Q, F_QD, LENGTH, NONFINITE, add_params_to_parent, add_xT_force, bad,
+                          body, inertia_mul, inline, jit, joint_xform, length_status, status, x_motion)
 
 WS = 34  # per body (row nb = the base): X_up 0:12, v^q 12:18, h 18:24, I^c 24:34
 

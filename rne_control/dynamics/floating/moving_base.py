@@ -6,10 +6,11 @@ pass continues to the base: f_0 = I_0 (a_0 - a_g) + v_0 x* I_0 v_0 + sum_childre
 the base must receive from outside to move as prescribed, gravity included.
 """
 
-from .base import F_BASE2, F_TWIST, base_setup, check_vector, to_motion
-from .direct import unmanaged
-from .spatial import (F_QDD, FRICTION, FS, FV, IA, REVOLUTE, add_cross_force, add_cross_motion_S, add_xT_force, body,
-                      entry, inertia_mul, jit, joint_xform, lengths_status, nonfinite_status, sgn, split, x_motion)
+from .base_body import F_BASE2, F_TWIST, base_setup, check_vector, to_motion
+from ..direct import unmanaged
+from ...model.layout import FS, FV, IA, REVOLUTE
+from ..primitives import (F_QDD, FRICTION, add_cross_force, add_cross_motion_S, add_xT_force, body, entry, inertia_mul,
+                          jit, joint_xform, lengths_status, nonfinite_status, sgn, split, x_motion)
 
 WS = 36  # per body (and row nb = the base): X_up 0:12, v 12:18, a 18:24, f 24:30, scratch 30:36
 

@@ -13,10 +13,10 @@ ones). The actuator-coordinate functions solve the forward kinematics first, war
 """
 import numpy as np
 
-from ..model.errors import InputError, LoopClosureError, SingularConfigurationError
-from . import parallel_dynamics as pd, parallel_kinematics as pk
-from .calls import FLAGS, SingularMassMatrixError, arr, as_float, close, prepare
-from .spatial import FRICTION
+from ...model.errors import InputError, LoopClosureError, SingularConfigurationError
+from . import dynamics as pd, kinematics as pk
+from ..calls import FLAGS, SingularMassMatrixError, arr, as_float, close, fast_path, prepare
+from ..primitives import FRICTION
 
 _2, _3 = arr(2), arr(3)
 SIGS = {
@@ -37,6 +37,18 @@ for _kernel in SIGS:
 def _call(kernel, *args):
     prepare(kernel, [SIGS[kernel]])
     return kernel(*args)
+
+
+def _fk_one(PK, q, pose_guess, home, pose):
+    """The fast path of the forward kinematics: one sample through the many-sample kernel (its status)."""
+    pose[0] = home if pose_guess is None else pose_guess
+    return _fk_many(PK, q[None], pose)[0]
+
+
+def _joint_one(PKLK, q, qd, x, flags, mode, pose_guess, home, pose, out):
+    """The fast path of the actuator-coordinate functions: one sample through the many-sample kernel."""
+    pose[0] = home if pose_guess is None else pose_guess
+    return _joint_many(PKLK[0], PKLK[1], q[None], qd[None], x[None], flags, mode, pose, out)[0]
 
 
 def _rows(name, x, size):
@@ -143,13 +155,8 @@ def platform_forward_kinematics(model, q, pose_guess=None):
     each sample warm-started from the previous solution. The quaternion keeps the guess's sign. Raises
     LoopClosureError if it does not converge (unreachable lengths) and SingularConfigurationError at a
     singular configuration."""
-    try:  # fast path, as in _joint
-        pose = _empty((1, 7))
-        pose[0] = model.home_pose if pose_guess is None else pose_guess
-        code, s = _fk_many(model.kernel_arrays()[0], q[None], pose)
-    except (TypeError, ValueError, IndexError):
-        code = -1
-    if code == 0:
+    pose = _empty((1, 7))
+    if fast_path(_fk_one, model.kernel_arrays()[0], q, pose_guess, model.home_pose, pose) == 0:
         return pose[0]
     (qa,), N, single = _stack(q=(q, 6))
     pose = _pose_buffer(model, pose_guess, N)
@@ -214,13 +221,8 @@ def parallel_forward_dynamics(model, pose, twist, tau, f_ext=None, friction=True
 def _joint(model, mode, q, qd, x, pose_guess, friction, PKLK, pose_out):
     flags = FRICTION if friction else 0
     width = 36 if mode == MASS else 6
-    try:  # fast path: single float64 samples go straight to the (closed) kernel; anything else -> TypeError
-        pose = _empty((1, 7))
-        pose[0] = model.home_pose if pose_guess is None else pose_guess
-        out = _empty((1, width))
-        code, s = _joint_many(PKLK[0], PKLK[1], q[None], qd[None], x[None], flags, mode, pose, out)
-    except (TypeError, ValueError, IndexError):
-        code = -1
+    pose, out = _empty((1, 7)), _empty((1, width))
+    code = fast_path(_joint_one, PKLK, q, qd, x, flags, mode, pose_guess, model.home_pose, pose, out)
     if code != 0:  # the slow path: convert, stack, compile if needed, and name what is wrong
         (qa, qda, xa), N, single = _stack(q=(q, 6), qd=(qd, 6), x=(x, 6))
         pose = _pose_buffer(model, pose_guess, N)

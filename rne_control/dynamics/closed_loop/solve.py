@@ -10,15 +10,16 @@ singular (or G undefined) and the solve stops with status SINGULAR_LOOP.
 Differentiating Phi qd = 0 gives the passive velocities and accelerations (eq. 56):
 
     qd_p  = G_p qd_a,                   G_p = -Phi_p^+ Phi_a,
-    qdd_p = G_p qdd_a - Phi_p^+ b,      b = Phi' qd   (loop_bias.py),
+    qdd_p = G_p qdd_a - Phi_p^+ b,      b = Phi' qd   (bias.py),
 
 so the tree's qdd is G qdd_a + Gdot qd_a, with G = [1; G_p] (active rows are the identity).
 """
 import math
 
-from .loop_arrays import C_ROW, C_TYPE, V_BETA, V_DQ, V_E, V_Q, V_RHS, V_RINV, offsets, sizes
-from .loop_closure import closure, n_rows
-from .spatial import inline, jit, status
+from .arrays import V_BETA, V_DQ, V_E, V_Q, V_RHS, V_RINV, offsets, sizes
+from .closure import closure, n_rows
+from ...model.layout import C_ROW, C_TYPE
+from ..primitives import inline, jit, status
 
 NOCLOSE, SINGULAR_LOOP = 4, 5   # status kinds: the loops do not close / Phi_p is rank deficient
 TOL = 1e-12                     # |e| (m, and unit-vector components) at which the loops count as closed

@@ -15,15 +15,8 @@ import math
 
 import numba as nb
 
-REVOLUTE, PRISMATIC = 0, 1
-KW = 162  # columns of a model's kernel array: the widest per-body workspace and scratch of any kernel
-# Columns of a row of model.tree after X_tree (0:12); see rne_control.model.model.
-IA, FV, FS, PARENT, JTYPE, QIDX = 12, 13, 14, 15, 16, 17
-# Then the joint's lumped elasticity (rne_control.model.elastic): role (RIGID_JOINT, ELASTIC_JOINT,
-# FREE_JOINT), stiffness K, rest position q0, damping D, index among the rigid or the other joints.
-ROLE, STIFFNESS, REST, DAMPING, SUBIDX = 18, 19, 20, 21, 22
-RIGID_JOINT, ELASTIC_JOINT, FREE_JOINT = 0, 1, 2
-TREE_W = 23
+from ..model.layout import JTYPE, PARENT, QIDX, REVOLUTE, TREE_W
+
 # Kernel flags.
 FRICTION = 1      # add Fv qd + Fs sign(qd)
 CORIOLIS_ONLY = 2  # no gravity, qdd = 0, no rotor or friction: C(q, qd) qd

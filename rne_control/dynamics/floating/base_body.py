@@ -10,9 +10,9 @@ so a body whose parent is -1 reads its parent's state from row nb like from any 
 """
 import math
 
-from .spatial import F_OUT, LENGTH, NONFINITE, SINGULAR, bad, inline, status
+from ..primitives import F_OUT, LENGTH, NONFINITE, SINGULAR, bad, inline, status
 
-# Status fields of the base inputs (the joint fields 1-6 are those of spatial.py) and one more kind.
+# Status fields of the base inputs (the joint fields 1-6 are those of primitives.py) and one more kind.
 F_TWIST, F_BASE2, F_QUAT = 7, 8, 9  # F_BASE2: base_accel, base_wrench or momentum, per function
 NOT_UNIT = 4
 QUAT_TOL = 1e-6  # accepted | |quat| - 1 |

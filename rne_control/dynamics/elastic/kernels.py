@@ -34,11 +34,11 @@ a_j^T alpha_j per rigid joint. The Ia_j in (72) is (36)'s rotor term (zero for a
 """
 import numpy as np
 
-from .aba import NO_FEXT, aba, aba_forward, add_xT_M_x
-from .direct import NOT_DIRECT, arrays_ok, is_array, matrix, unmanaged, vector
-from .spatial import (F_OUT, F_Q, F_QD, F_TAU, FREE_JOINT, FRICTION, FS, FV, IA, QIDX, REVOLUTE, RIGID_JOINT, ROLE,
-                      SINGULAR, SUBIDX, STIFFNESS, REST, DAMPING, add_xT_force, body, entry, gravity_status,
-                      inline, jit, length_status, sgn, split, status, x_motion)
+from ..aba import NO_FEXT, aba, aba_forward, add_xT_M_x
+from ..direct import NOT_DIRECT, arrays_ok, is_array, matrix, unmanaged, vector
+from ...model.layout import DAMPING, FREE_JOINT, FS, FV, IA, QIDX, REST, REVOLUTE, RIGID_JOINT, ROLE, STIFFNESS, SUBIDX
+from ..primitives import (F_OUT, F_Q, F_QD, F_TAU, FRICTION, SINGULAR, add_xT_force, body, entry, gravity_status,
+                          inline, jit, length_status, sgn, split, status, x_motion)
 
 # Workspace per body (row nb = the base), the layout of aba.py: X 0:12, v 12:18, gamma = c 18:24,
 # p^A = -beta* 24:30, U = J* a 30:36, J* 36:72, V' 72:78, H 78, then 79: Gamma_j + a^T beta*_j (passive)

@@ -9,20 +9,15 @@ of the body origin, base frame; X_up and the joint position it is for), the cons
 Householder scalars and the reciprocals of R's diagonal in vector rows), G_p (p rows, N columns), an
 n x n matrix, an N x N matrix, and a copy of the model's ``dyn`` rows (nb + 2).
 """
-from .spatial import inline
+from ...model.layout import B_P, B_R, VEC_ROWS
+from ..primitives import inline
 
 # vector rows, relative to the first one
 # scratch use: closure V_TMP, V_X; constraint_bias V_TMP, V_X; newton V_E, V_RHS, V_DQ; the
 # closed-loop kernels V_BIAS, V_QD, V_QDD, V_TAUTR, V_H, V_G, V_COL, V_UNIT, V_START, V_LAST
 (V_E, V_BIAS, V_Q, V_QD, V_QDD, V_TAUTR, V_H, V_DQ, V_RHS, V_X, V_TMP, V_BETA, V_RINV, V_G, V_COL, V_UNIT,
- V_START, V_LAST) = range(18)
-VEC_ROWS = 18
+ V_START, V_LAST) = range(VEC_ROWS)
 H_LAST = 7   # header column: 1 when the G_p rows hold G at the closed configuration in row V_LAST
-# columns of a body row; B_QX: the joint position of the pose and X_up in the row, B_MOVED: 1 if the
-# last body_poses call recomputed them (the model initialises B_QX to NaN: no pose yet)
-B_R, B_P, B_W, B_V, B_DW, B_A, B_X, B_QX, B_MOVED = 0, 9, 12, 15, 18, 21, 24, 36, 37
-# columns of a cut-joint row
-C_TYPE, C_BI, C_BJ, C_RI, C_PI, C_RJ, C_PJ, C_ROW = 0, 1, 2, 3, 12, 15, 24, 27
 
 
 @inline

@@ -15,12 +15,11 @@ import math
 
 import numpy as np
 
-from .direct import keep_alive, unmanaged
-from .spatial import entry, inline, jit
+from ...model.layout import N_LEGS
+from ..direct import keep_alive, unmanaged
+from ..primitives import entry, inline, jit
 
-NL = 6
-ROW_PLATFORM, ROW_GRAVITY = 6, 7
-# Status codes: kind * 100 + index (leg, or the input field of NONFINITE); decoded in parallel_api.
+# Status codes: kind * 100 + index (leg, or the input field of NONFINITE); decoded in api.py.
 NONFINITE, SINGULAR_JP, SINGULAR_LEG, NO_CONVERGENCE, ZERO_QUAT, SINGULAR_MASS, LENGTH, OUT_OF_STROKE = range(1, 9)
 F_POSE, F_TWIST, F_ACCEL, F_Q, F_QD, F_QDD, F_TAU, F_FEXT = 0, 1, 2, 3, 4, 5, 6, 7
 PIVOT_TOL = 1e-10     # relative pivot below which a 6x6 matrix is singular
@@ -74,7 +73,7 @@ def dot(a, b):
 def inverse_jacobian(PK, pose, R, Jinv, qlen, U, P):
     """Leg lengths q_i, unit leg vectors u_i (U), P_i = R b_i (P) and the rows [u_i^T, (P_i x u_i)^T] of
     J_p^-1, so that qd = J_p^-1 [v; w] (Khalil §5: qd_i = u_i . (v + w x P_i))."""
-    for i in range(NL):
+    for i in range(N_LEGS):
         for k in range(3):
             P[i, k] = R[k, 0] * PK[i, 3] + R[k, 1] * PK[i, 4] + R[k, 2] * PK[i, 5]
             U[i, k] = pose[k] + P[i, k] - PK[i, k]
@@ -90,7 +89,7 @@ def inverse_jacobian(PK, pose, R, Jinv, qlen, U, P):
 def stroke_status(PK, qlen):
     """OUT_OF_STROKE status of the first leg whose length (of the last inverse_jacobian) is outside its
     stroke, or 0: the pose is unreachable."""
-    for i in range(NL):
+    for i in range(N_LEGS):
         if qlen[i] < PK[i, 15] or qlen[i] > PK[i, 16]:
             return OUT_OF_STROKE * 100 + i
     return 0
@@ -155,7 +154,7 @@ def forward_kinematics(PK, q, pose, R, Jinv, qlen, U, P, f, dx, M):
             return st(ZERO_QUAT, 0)
         inverse_jacobian(PK, pose, R, Jinv, qlen, U, P)
         err = 0.0
-        for i in range(NL):
+        for i in range(N_LEGS):
             f[i] = q[i] - qlen[i]
             err = max(err, abs(f[i]))
         if err <= FK_TOL:
@@ -246,7 +245,7 @@ def joint_to_cartesian(PK, q, qd, qdd, pose, twist, accel, R, Jinv, qlen, U, P, 
         return st(SINGULAR_JP, bad)
     for k in range(6):
         accel[k] = 0.0
-    for i in range(NL):
+    for i in range(N_LEGS):
         alpha = leg_motion(PK, i, qlen[i], U[i], P[i], twist, accel, lq, lqd, lqdd, E)
         if abs(alpha) < LEG_TOL or qlen[i] < LEG_TOL:
             return st(SINGULAR_LEG, i)
@@ -291,7 +290,7 @@ def _ik(PK, pose, q, legq, buf):
         if not pose_rotation(x, R):
             return st(ZERO_QUAT, 0), s
         inverse_jacobian(PK, x, R, Jinv, q[s], U, P)
-        for i in range(NL):
+        for i in range(N_LEGS):
             alpha = leg_motion(PK, i, q[s, i], U[i], P[i], z6, z6, legq[s, i], lqd, lqdd, E)
             if abs(alpha) < LEG_TOL or q[s, i] < LEG_TOL:
                 return st(SINGULAR_LEG, i), s
@@ -338,7 +337,7 @@ def jacobian_many(PK, pose, J):
 def _fk(PK, q, pose, buf):
     R, W, Jinv, qlen, U, P, lq, lqd, lqdd, gam, E, t, M = scratch(buf)
     f, dx = buf[SCRATCH:SCRATCH + 6], buf[SCRATCH + 6:SCRATCH + 12]
-    if q.shape[1] != NL or pose.shape[0] != q.shape[0] or pose.shape[1] != 7:
+    if q.shape[1] != N_LEGS or pose.shape[0] != q.shape[0] or pose.shape[1] != 7:
         return st(LENGTH, 0), 0
     if finite_status(pose[0], F_POSE):
         return st(NONFINITE, F_POSE), 0

@@ -1,6 +1,6 @@
 """Closed-loop dynamics on the equivalent tree (Khalil 2010, §4): the compiled entry points.
 
-Each call closes the loops for the given active joints (loop_solve.newton, warm-started from a full
+Each call closes the loops for the given active joints (solve.newton, warm-started from a full
 tree configuration), forms G and the tree's velocities and accelerations
 
     qd_tr = G qd_a,     qdd_tr = G qdd_a + Gdot qd_a      (eq. 56 and its derivative),
@@ -17,17 +17,18 @@ import math
 
 import numpy as np
 
-from .crba import crba
-from .direct import DIMS, NOT_DIRECT, TUPLE_SIZE, _words, is_array, item, matrix, unmanaged, vector
-from .gravity import gravity
-from .loop_arrays import (B_X, H_LAST, V_BIAS, V_COL, V_DQ, V_E, V_G, V_H, V_LAST, V_QD, V_QDD, V_RHS, V_START, V_TAUTR,
-                          V_UNIT, offsets, sizes)
-from .loop_bias import constraint_bias
-from .loop_closure import closure
-from .loop_solve import (NOCLOSE, SINGULAR_LOOP, TOL, expand, factor_passive, newton, passive_jacobian, project,
+from ..crba import crba
+from ..direct import DIMS, NOT_DIRECT, TUPLE_SIZE, _words, is_array, item, matrix, unmanaged, vector
+from ..gravity import gravity
+from .arrays import (H_LAST, V_BIAS, V_COL, V_DQ, V_E, V_G, V_H, V_LAST, V_QD, V_QDD, V_RHS, V_START, V_TAUTR, V_UNIT,
+                     offsets, sizes)
+from .bias import constraint_bias
+from .closure import closure
+from .solve import (NOCLOSE, SINGULAR_LOOP, TOL, expand, factor_passive, newton, passive_jacobian, project,
                          solve_passive, worst_loop)
-from .rnea import rnea
-from .spatial import FRICTION, KW, LENGTH, NONFINITE, SINGULAR, XUP_GIVEN, bad, entry, inline, jit, split, status
+from ..rnea import rnea
+from ...model.layout import B_X, KW
+from ..primitives import FRICTION, LENGTH, NONFINITE, SINGULAR, XUP_GIVEN, bad, entry, inline, jit, split, status
 
 GRAVITY_ONLY = 4    # torque modes beside FRICTION (spatial.FRICTION = 1): G^T g only;
 VELOCITY_ONLY = 8   # H_c without gravity (no friction, qdd_a = 0);
@@ -165,7 +166,7 @@ def torques(K, LK, qa, qda, qdda, q_guess, flags, tau_a, q):
             return st
         tree_motion(tree, LK, qda, qdda, accel, qd, qdd)
         bodies = LK[o_body:o_body + nb]
-        for b in range(nb):     # the closure's joint transforms at q (loop_closure.body_poses), for the RNE
+        for b in range(nb):     # the closure's joint transforms at q (closure.body_poses), for the RNE
             for j in range(12):
                 ws[b, j] = bodies[b, B_X + j]
         if not flags & VELOCITY_ONLY:

@@ -7,18 +7,19 @@ alone (its U-P chain, by the recursive Newton-Euler kernel of rnea.py, friction 
 J_i^-T Gamma_i the force at B_i that stands for it, and J_vi = [I_3  -hat(P_i)] (eq. 65), so that
 J_vi^T F = [F; P_i x F]. The bracket is the robot's dynamic model in the platform's Cartesian space,
 W(accel) = Lambda accel + h; forward dynamics solves it for accel with Lambda built column by column.
-Conventions and the kernel arrays: see parallel_kinematics.py. Wrenches are [force; moment] about the
+Conventions and the kernel arrays: see kinematics.py. Wrenches are [force; moment] about the
 platform origin, base coordinates.
 """
 import numpy as np
 
-from .direct import keep_alive, unmanaged
-from .parallel_kinematics import (F_ACCEL, F_FEXT, F_POSE, F_Q, F_QD, F_QDD, F_TAU, F_TWIST, LENGTH, LEG_TOL, NL,
-                                  NONFINITE, ROW_GRAVITY, ROW_PLATFORM, SCRATCH, SINGULAR_JP, SINGULAR_LEG,
-                                  SINGULAR_MASS, ZERO_QUAT, carve, cross, finite_status, inverse_jacobian,
-                                  joint_to_cartesian, leg_motion, lu_solve, pose_rotation, scratch, st, stroke_status)
-from .rnea import NO_FEXT, rnea
-from .spatial import entry, jit, split
+from ...model.layout import N_LEGS, ROW_GRAVITY, ROW_PLATFORM
+from ..direct import keep_alive, unmanaged
+from .kinematics import (F_ACCEL, F_FEXT, F_POSE, F_Q, F_QD, F_QDD, F_TAU, F_TWIST, LENGTH, LEG_TOL, NONFINITE,
+                         SCRATCH, SINGULAR_JP, SINGULAR_LEG, SINGULAR_MASS, ZERO_QUAT, carve, cross, finite_status,
+                         inverse_jacobian, joint_to_cartesian, leg_motion, lu_solve, pose_rotation, scratch, st,
+                         stroke_status)
+from ..rnea import NO_FEXT, rnea
+from ..primitives import entry, jit, split
 
 
 @jit
@@ -63,7 +64,7 @@ def cartesian_wrench(PK, LK, pose, R, twist, accel, fext, flags, W, Jinv, qlen, 
     inverse_jacobian(PK, pose, R, Jinv, qlen, U, P)
     platform_wrench(PK, R, twist, accel, fext, W, t)
     F, m = t[0], t[1]
-    for i in range(NL):
+    for i in range(N_LEGS):
         q = qlen[i]
         alpha = leg_motion(PK, i, q, U[i], P[i], twist, accel, lq, lqd, lqdd, E)
         if abs(alpha) < LEG_TOL or q < LEG_TOL:
@@ -110,7 +111,7 @@ def cartesian_fd(PK, LK, pose, twist, tau, fext, flags, out, R, W, Jinv, qlen, U
             Lam[r, c] = W[r] - h[r]
     for r in range(6):  # rhs = J_p^-T tau - h
         s = -h[r]
-        for i in range(NL):
+        for i in range(N_LEGS):
             s += Jinv[i, r] * tau[i]
         W[r] = s
     bad = lu_solve(Lam, W, out, M, False)
@@ -178,8 +179,8 @@ def _joint(PK, LK, q, qd, x, flags, mode, pose, out, buf):
     fext[:] = 0.0
     z6[:] = 0.0
     N = q.shape[0]
-    if (q.shape[1] != NL or qd.shape != q.shape or x.shape != q.shape or pose.shape[0] != N or pose.shape[1] != 7
-            or out.shape[0] != N or out.shape[1] != (36 if mode == 2 else NL)):
+    if (q.shape[1] != N_LEGS or qd.shape != q.shape or x.shape != q.shape or pose.shape[0] != N or pose.shape[1] != 7
+            or out.shape[0] != N or out.shape[1] != (36 if mode == 2 else N_LEGS)):
         return st(LENGTH, 0), 0
     xf = F_QDD if mode == 0 else F_TAU
     if finite_status(pose[0], F_POSE):
@@ -203,7 +204,7 @@ def _joint(PK, LK, q, qd, x, flags, mode, pose, out, buf):
         if code:
             return code, s
         if mode == 1:  # qdd = J_p^-1 accel + the legs' velocity-product qdd_i
-            for i in range(NL):
+            for i in range(N_LEGS):
                 leg_motion(PK, i, qlen[i], U[i], P[i], twist, res, lq, lqd, lqdd, E)
                 out[s, i] = lqdd[2]
         elif mode == 2:  # J_p^T Lambda J_p, with J_p column by column
