@@ -101,23 +101,16 @@ def interfaces_env() -> dict:
     return out
 
 
-def min_jerk(q0, q1, t, T):
-    x = min(max(t / T, 0.0), 1.0)
-    s = 10 * x**3 - 15 * x**4 + 6 * x**5
-    sd = (30 * x**2 - 60 * x**3 + 30 * x**4) / T
-    sdd = (60 * x - 180 * x**2 + 120 * x**3) / T**2
-    d = q1 - q0
-    return q0 + s * d, sd * d, sdd * d
-
-
 def trajectory(joints, q0, q1, T, dt=0.1):
     from builtin_interfaces.msg import Duration
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+    from rne_control.control.profiles import min_jerk
+
     m = JointTrajectory()
     m.joint_names = list(joints)
     for k in range(1, int(round(T / dt)) + 1):
-        q, qd, qdd = min_jerk(q0, q1, k * dt, T)
+        q, qd, qdd = min_jerk(k * dt, T, q0, q1)
         p = JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(), accelerations=qdd.tolist())
         ns = int(round(k * dt * 1e9))
         p.time_from_start = Duration(sec=ns // 1000000000, nanosec=ns % 1000000000)

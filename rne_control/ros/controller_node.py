@@ -112,7 +112,7 @@ from ..control.ramp import OffsetRamp, Ramp
 from ..control.trajectory import TrajectoryError, TrajectoryGenerator
 from ..control.warmup import warm_up_law, warm_up_output, warm_up_trajectory
 from ..control.watchdog import Watchdog
-from ..compile import CompileMonitor
+from ..control.warmup import CompileMonitor
 from .conversions import (JointStateError, JointStateMapper, accel_fields, bind_float_field,
                           controller_state_message, odometry_fields, trajectory_fields)
 from . import controller_diagnostics, follow_joint_trajectory, model_params, platform_topics
