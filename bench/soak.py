@@ -127,16 +127,11 @@ def fit_slope(t, y):
 
 
 def stop_slowly(p, timeout=120.0):
-    """SIGINT, and time to write the tracemalloc diff, before Proc.stop's SIGKILL."""
-    import signal
-    import subprocess
+    """SIGINT, with ``timeout`` s to write the tracemalloc diff before the SIGKILL; then Proc.stop closes
+    the log."""
+    from rne_control.ros.process import stop_group
 
-    if p.p.poll() is None:
-        try:
-            os.killpg(p.p.pid, signal.SIGINT)
-            p.p.wait(timeout=timeout)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            pass
+    stop_group(p.p, timeout)
     return p.stop()
 
 
@@ -180,7 +175,7 @@ def run(args) -> int:
 
     import rne_control as rc
 
-    from rne_control.ros.demo import config_plant, mass_diagonal
+    from rne_control.ros.demo.robots import config_plant, mass_diagonal
 
     # the model before any process starts: a config it cannot load stops the soak with nothing running
     model_file = Path(cp["model_file"]) if Path(cp["model_file"]).is_absolute() else REPO / cp["model_file"]

@@ -36,8 +36,7 @@ platform. A tree adds nothing.
 from __future__ import annotations
 
 import array
-import math
-from typing import List, Optional, Sequence, Tuple
+from typing import Tuple
 
 import numpy as np
 
@@ -57,6 +56,21 @@ def stamp_to_sec(stamp) -> float:
 
 def duration_to_sec(d) -> float:
     return float(d.sec) + 1e-9 * float(d.nanosec)
+
+
+def time_msg(ns: int):
+    """builtin_interfaces/Time of ``ns`` integer nanoseconds (ROS time: since the epoch, or sim time)."""
+    from builtin_interfaces.msg import Time   # not at the top: the library's users import this module
+
+    return Time(sec=int(ns // 1_000_000_000), nanosec=int(ns % 1_000_000_000))
+
+
+def duration_msg(seconds: float):
+    """builtin_interfaces/Duration of ``seconds`` (>= 0), rounded to the nanosecond."""
+    from builtin_interfaces.msg import Duration
+
+    ns = int(round(seconds * 1e9))
+    return Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
 
 
 def float_buffer(n: int) -> Tuple[array.array, np.ndarray]:
