@@ -102,20 +102,11 @@ def interfaces_env() -> dict:
 
 
 def trajectory(joints, q0, q1, T, dt=0.1):
-    from builtin_interfaces.msg import Duration
-    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-
+    """A JointTrajectory starting on receipt (zero stamp): min-jerk from q0 to q1 in T s, a point every dt s."""
     from rne_control.control.profiles import min_jerk
+    from rne_control.ros.conversions import joint_trajectory_message
 
-    m = JointTrajectory()
-    m.joint_names = list(joints)
-    for k in range(1, int(round(T / dt)) + 1):
-        q, qd, qdd = min_jerk(k * dt, T, q0, q1)
-        p = JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(), accelerations=qdd.tolist())
-        ns = int(round(k * dt * 1e9))
-        p.time_from_start = Duration(sec=ns // 1000000000, nanosec=ns % 1000000000)
-        m.points.append(p)
-    return m
+    return joint_trajectory_message(joints, 0, [(lambda t: min_jerk(t, T, q0, q1), T)], dt)
 
 
 def fit_slope(t, y):

@@ -124,7 +124,7 @@ def run(args, spec, cfg_path, cfg):
 
         print_report(results, joints, None, (), dn.diag)
         e = [float(np.sqrt(np.mean(np.square(r["err"])))) for r in results]
-        m = re.search(r"^\s+all\s+(\S+)\s+(\S+)", fit[fit.resolve_model_file("cross-validation"):], re.M)
+        m = re.search(r"^\s+all\s+(\S+)\s+(\S+)", fit[fit.find("cross-validation"):], re.M)
         print(f"computed torque RMS error: nominal model {1e3 * e[0]:.3f} mrad, identified model "
               f"{1e3 * e[1]:.3f} mrad: {e[0] / max(e[1], 1e-15):.1f}x better (goal: 5x)")
         if m:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..conversions import duration_msg, stamp_to_sec, time_msg
+from ..conversions import duration_msg, joint_trajectory_message, stamp_to_sec, time_msg
 from ..process import Spawned, console
 from ..runner import spin_in_background
 
@@ -134,18 +134,9 @@ class DemoNode:
         return self.node.get_clock().now().nanoseconds * 1e-9
 
     def send(self, f, T, start, dt=0.05):
-        from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-
-        msg = JointTrajectory()
-        msg.header.stamp = time_msg(int(start * 1e9))
-        msg.joint_names = self.joints
-        for k in range(1, int(round(T / dt)) + 1):
-            t = k * dt
-            q, qd, qdd = f(t)
-            pt = JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(), accelerations=qdd.tolist())
-            pt.time_from_start = duration_msg(t)
-            msg.points.append(pt)
-        self.traj_pub.publish(msg)
+        """The joint motion f(t) -> (q, qd, qdd) for t in (0, T] s, sampled every ``dt`` s, starting at ROS
+        time ``start`` (s), to the controller's ~/joint_trajectory."""
+        self.traj_pub.publish(joint_trajectory_message(self.joints, int(start * 1e9), [(f, T)], dt))
 
     def send_platform(self, f, T, start, dt=0.05):
         """A platform trajectory on ~/platform_trajectory: f(t) -> (pose [p; quat xyzw], twist, accel)."""

@@ -22,7 +22,7 @@ import warnings
 import numpy as np
 
 from ...control.profiles import min_jerk
-from ..conversions import duration_msg, stamp_to_sec, time_msg
+from ..conversions import joint_trajectory_message, stamp_to_sec
 from ..paths import resolve_model_file
 from ..runner import spin_in_background
 
@@ -80,21 +80,9 @@ class Recorder:
             return self.rows[-1][0] if self.rows else None
 
     def send(self, t0, pieces):
-        """Publish one trajectory starting at stamp t0: pieces = [(f, duration)] back to back."""
-        from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-        msg = JointTrajectory()
-        msg.header.stamp = time_msg(int(round(t0 * 1e9)))
-        msg.joint_names = self.joints
-        offset = 0.0
-        for f, T in pieces:
-            for t in np.arange(0.0 if offset == 0.0 else TRAJ_DT, T + 1e-9, TRAJ_DT):
-                q, qd, qdd = f(t)
-                p = JointTrajectoryPoint(positions=list(map(float, q)), velocities=list(map(float, qd)),
-                                         accelerations=list(map(float, qdd)))
-                p.time_from_start = duration_msg(offset + t)
-                msg.points.append(p)
-            offset += T
-        self.pub.publish(msg)
+        """Publish one trajectory starting at stamp t0 (s): pieces = [(f, duration)] back to back."""
+        self.pub.publish(joint_trajectory_message(self.joints, int(round(t0 * 1e9)), pieces, TRAJ_DT,
+                                                  from_zero=True))
 
 
 def _report_tracking(joints, q, q_des):

@@ -13,11 +13,11 @@ The embedded default plant of ``rne_controller``.  It behaves like an effort-con
   whenever no command has come for ``command_timeout`` seconds;
 * integrates the plant's simulation model (:class:`rne_control.control.simulation.Simulation`) at
   ``sim_rate`` with RK4 (or semi-implicit Euler with ``substeps``), in real time: for a tree, the forward
-  dynamics of the model with its uncontrolled joints welded (the plant's ``sim_model``; on a floating
-  base, with the base pose and twist); for a closed loop, a parallel platform or an elastic robot, the
-  plant's ``sim_acceleration`` in its own coordinates (``sim_names``: the active joints of the loops, the
-  legs, every joint and spring); with the model's friction (``friction``) and extra viscous
-  ``joint_damping``;
+  dynamics of its model with the uncontrolled joints welded at their locked positions (the plant's
+  ``sim_model``; on a floating base, with the base pose and twist); for a closed loop, a parallel platform
+  or an elastic robot, the plant's ``sim_acceleration`` in its own coordinates (``sim_names``: a loop's
+  commanded joints, the passive ones solved from them; the legs; the commanded and the link-side joints of
+  the springs); with the model's friction (``friction``) and extra viscous ``joint_damping``;
 * publishes ``/joint_states`` (stamped; names, positions, velocities, applied efforts) at
   ``publish_rate`` and, for a floating base, the base state on ``base_odometry`` (nav_msgs/Odometry,
   relative name: pose of the base in ``odom_frame``, twist in the base frame = ``child_frame_id``).
