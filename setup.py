@@ -82,9 +82,9 @@ setup(
     entry_points={
         "console_scripts": [
             "rne_controller = rne_control.ros.controller.node:main",
-            "rne_sim = rne_control.ros.sim_node:main",
-            "rne_demo = rne_control.ros.demo:main",
-            "rne_identify = rne_control.ros.identify_cli:main",
+            "rne_sim = rne_control.ros.sim.node:main",
+            "rne_demo = rne_control.ros.demo.cli:main",
+            "rne_identify = rne_control.ros.identify.cli:main",
             "rne_compile = rne_control.compile:main",
         ],
     },

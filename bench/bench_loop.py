@@ -37,7 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rne_control.ros.demo_node import Spawned, console, spin_in_background  # noqa: F401 (soak imports them)
+from rne_control.ros.process import Spawned, console
+from rne_control.ros.runner import spin_in_background
 
 REPO = Path(__file__).resolve().parent.parent
 CLK_TCK = os.sysconf("SC_CLK_TCK")

@@ -58,7 +58,7 @@ def controller_main(out: str, start_after: float, ros_args) -> int:
         snaps["start"] = (time.monotonic(), tracemalloc.take_snapshot())
 
     threading.Thread(target=first, daemon=True).start()
-    from rne_control.ros import controller_node
+    from rne_control.ros.controller import node as controller_node
 
     sys.argv = [sys.argv[0]] + list(ros_args)
     code = controller_node.main()
@@ -101,28 +101,12 @@ def interfaces_env() -> dict:
     return out
 
 
-def min_jerk(q0, q1, t, T):
-    x = min(max(t / T, 0.0), 1.0)
-    s = 10 * x**3 - 15 * x**4 + 6 * x**5
-    sd = (30 * x**2 - 60 * x**3 + 30 * x**4) / T
-    sdd = (60 * x - 180 * x**2 + 120 * x**3) / T**2
-    d = q1 - q0
-    return q0 + s * d, sd * d, sdd * d
-
-
 def trajectory(joints, q0, q1, T, dt=0.1):
-    from builtin_interfaces.msg import Duration
-    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    """A JointTrajectory starting on receipt (zero stamp): min-jerk from q0 to q1 in T s, a point every dt s."""
+    from rne_control.control.profiles import min_jerk
+    from rne_control.ros.conversions import joint_trajectory_message
 
-    m = JointTrajectory()
-    m.joint_names = list(joints)
-    for k in range(1, int(round(T / dt)) + 1):
-        q, qd, qdd = min_jerk(q0, q1, k * dt, T)
-        p = JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(), accelerations=qdd.tolist())
-        ns = int(round(k * dt * 1e9))
-        p.time_from_start = Duration(sec=ns // 1000000000, nanosec=ns % 1000000000)
-        m.points.append(p)
-    return m
+    return joint_trajectory_message(joints, 0, [(lambda t: min_jerk(t, T, q0, q1), T)], dt)
 
 
 def fit_slope(t, y):
@@ -134,16 +118,11 @@ def fit_slope(t, y):
 
 
 def stop_slowly(p, timeout=120.0):
-    """SIGINT, and time to write the tracemalloc diff, before Proc.stop's SIGKILL."""
-    import signal
-    import subprocess
+    """SIGINT, with ``timeout`` s to write the tracemalloc diff before the SIGKILL; then Proc.stop closes
+    the log."""
+    from rne_control.ros.process import stop_group
 
-    if p.p.poll() is None:
-        try:
-            os.killpg(p.p.pid, signal.SIGINT)
-            p.p.wait(timeout=timeout)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            pass
+    stop_group(p.p, timeout)
     return p.stop()
 
 
@@ -187,7 +166,7 @@ def run(args) -> int:
 
     import rne_control as rc
 
-    from rne_control.ros.demo import config_plant, mass_diagonal
+    from rne_control.ros.demo.robots import config_plant, mass_diagonal
 
     # the model before any process starts: a config it cannot load stops the soak with nothing running
     model_file = Path(cp["model_file"]) if Path(cp["model_file"]).is_absolute() else REPO / cp["model_file"]

@@ -1,4 +1,4 @@
-"""Ahead-of-time compilation of every numba kernel into numba's on-disk cache, and a compile monitor.
+"""Ahead-of-time compilation of every numba kernel into numba's on-disk cache.
 
 Run ``rne_compile`` (or ``python -m rne_control.compile``) once after installing: ``make install``,
 the documented ``pip install`` set-up and ``colcon build`` (through ``setup.py install``) run it. It
@@ -8,8 +8,8 @@ or ``NUMBA_CACHE_DIR`` when set). Numba keys the cache to the source file's path
 time, so it must run against the files that the nodes import. A node started afterwards loads the
 kernels instead of compiling them (about 1 s instead of tens of seconds).
 
-:class:`CompileMonitor` counts what numba compiles or loads after a point in time: the controller
-node starts it at "kernels ready" and reports anything that compiles on the cycle path.
+It counts what it compiled with :class:`rne_control.control.warmup.CompileMonitor`, which the
+controller node also starts at "kernels ready" to report anything that compiles on the cycle path.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from .kernel_cache import dispatchers
+from .control.warmup import CompileMonitor, signature_counts
 
 # A two-joint floating-base robot (one revolute, one prismatic joint): the kernels take the model as
 # an array, so compiling them for this model compiles them for every model.
@@ -36,55 +36,6 @@ _URDF = """<robot name="rne_compile">
   <joint name="j2" type="prismatic"><parent link="l1"/><child link="l2"/><origin xyz="0.3 0 0"/>
     <axis xyz="1 0 0"/><limit effort="10" velocity="1" lower="-1" upper="1"/></joint>
 </robot>"""
-
-
-def signature_counts(disp=None) -> dict:
-    """{qualified name: number of compiled (or cache-loaded) signatures}."""
-    return {name: len(d.overloads) for name, d in (dispatchers() if disp is None else disp)}
-
-
-class CompileMonitor:
-    """From :meth:`start` on: the signatures that rne_control's dispatchers gain (compiled or loaded
-    from the cache) and numba's compile events (``numba:compile``; a cache load fires none)."""
-
-    def __init__(self):
-        self._disp = []
-        self._base = {}
-        self.compiles = []  # names of the functions numba compiled since start()
-        self._listener = None
-
-    def start(self) -> None:
-        from numba.core import event
-
-        self._disp = dispatchers()
-        self._base = signature_counts(self._disp)
-        self.compiles = []
-        if self._listener is None:
-            monitor = self
-
-            class _Listener(event.Listener):
-                def on_start(self, ev):
-                    pass
-
-                def on_end(self, ev):
-                    d = ev.data.get("dispatcher")
-                    f = getattr(d, "py_func", None)
-                    monitor.compiles.append("%s.%s" % (f.__module__, f.__qualname__) if f else str(d))
-
-            self._listener = _Listener()
-            event.register("numba:compile", self._listener)
-
-    def new_signatures(self) -> dict:
-        """{name: signatures gained since start()} (non-zero entries only)."""
-        now = signature_counts(self._disp)
-        return {k: v - self._base.get(k, 0) for k, v in now.items() if v != self._base.get(k, 0)}
-
-    def stop(self) -> None:
-        if self._listener is not None:
-            from numba.core import event
-
-            event.unregister("numba:compile", self._listener)
-            self._listener = None
 
 
 def compile_all(verbose: bool = False) -> dict:

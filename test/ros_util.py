@@ -29,8 +29,8 @@ CONFIG_DIR = REPO / "config"
 # console script -> module with main(), used when the script is not installed
 _MODULES = {
     "rne_controller": "rne_control.ros.controller.node",
-    "rne_sim": "rne_control.ros.sim_node",
-    "rne_demo": "rne_control.ros.demo",
+    "rne_sim": "rne_control.ros.sim.node",
+    "rne_demo": "rne_control.ros.demo.cli",
 }
 
 

@@ -80,7 +80,7 @@ def test_colcon_installed_package_importable(colcon_install):
     """The installed Python package is the one the executables import, with its share folder found."""
     site = list((colcon_install / "rne_control" / "lib").glob("python3*/site-packages"))
     assert site, "no site-packages in the colcon install"
-    assert (site[0] / "rne_control" / "ros" / "sim_node.py").is_file()
+    assert (site[0] / "rne_control" / "ros" / "sim" / "node.py").is_file()
     assert (site[0] / "rne_control" / "ros" / "controller" / "node.py").is_file()
 
 

@@ -165,7 +165,8 @@ def test_compile_monitor_sees_a_new_signature(tmp_path):
     by its gained signature and by numba's compile event (in a fresh process with an empty cache)."""
     code = """if True:
         import numpy as np
-        from rne_control.compile import CompileMonitor, dispatchers
+        from rne_control.control.warmup import CompileMonitor
+        from rne_control.kernel_cache import dispatchers
         from rne_control.control import _kernels as K
         names = [n for n, _ in dispatchers()]
         assert "rne_control.control._kernels.take" in names and "rne_control.dynamics.rnea.rnea_one" in names

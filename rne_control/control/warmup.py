@@ -5,7 +5,8 @@ warm-up misses compiles inside a control cycle and stalls the loop for seconds, 
 reach every mode, base, base-velocity source, friction setting, the torque split, the stale-state
 hold torque, every trajectory kind (linear, cubic, quintic, hold), the output ramp and the clamp.
 They restore the state of the objects they exercise. ``rne_control.compile`` runs them ahead of
-time to fill numba's cache; the controller node runs them at start.
+time to fill numba's cache; the controller node runs them at start, then watches with
+:class:`CompileMonitor` that nothing compiles afterwards.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ..kernel_cache import dispatchers
 from . import _kernels as K
 from .laws import BASE_VELOCITY_SOURCES, MODES, BaseState, ControlLaw
 from .limits import EffortLimiter
@@ -89,3 +91,52 @@ def warm_up_output(n: int) -> None:
     ramp.start_blend(0.0, np.ones(n), tau)
     ramp.apply(0.25, tau)
     EffortLimiter(np.ones(n)).apply(np.full(n, 2.0), out=np.zeros(n))
+
+
+def signature_counts(disp=None) -> dict:
+    """{qualified name: number of compiled (or cache-loaded) signatures}."""
+    return {name: len(d.overloads) for name, d in (dispatchers() if disp is None else disp)}
+
+
+class CompileMonitor:
+    """From :meth:`start` on: the signatures that rne_control's dispatchers gain (compiled or loaded
+    from the cache) and numba's compile events (``numba:compile``; a cache load fires none)."""
+
+    def __init__(self):
+        self._disp = []
+        self._base = {}
+        self.compiles = []  # names of the functions numba compiled since start()
+        self._listener = None
+
+    def start(self) -> None:
+        from numba.core import event
+
+        self._disp = dispatchers()
+        self._base = signature_counts(self._disp)
+        self.compiles = []
+        if self._listener is None:
+            monitor = self
+
+            class _Listener(event.Listener):
+                def on_start(self, ev):
+                    pass
+
+                def on_end(self, ev):
+                    d = ev.data.get("dispatcher")
+                    f = getattr(d, "py_func", None)
+                    monitor.compiles.append("%s.%s" % (f.__module__, f.__qualname__) if f else str(d))
+
+            self._listener = _Listener()
+            event.register("numba:compile", self._listener)
+
+    def new_signatures(self) -> dict:
+        """{name: signatures gained since start()} (non-zero entries only)."""
+        now = signature_counts(self._disp)
+        return {k: v - self._base.get(k, 0) for k, v in now.items() if v != self._base.get(k, 0)}
+
+    def stop(self) -> None:
+        if self._listener is not None:
+            from numba.core import event
+
+            event.unregister("numba:compile", self._listener)
+            self._listener = None

@@ -21,6 +21,7 @@ import sys
 import numpy as np
 
 import rne_control as rc
+from rne_control.control.profiles import min_jerk
 from rne_control.dynamics.floating_api import centroidal_momentum
 from rne_control.dynamics.integrate import State, rk4_step
 from rne_control.model.spatial import quat_to_matrix
@@ -34,16 +35,6 @@ def rpy(qt):
     """Roll, pitch, yaw (rad) of the quaternion: R = Rz(yaw) Ry(pitch) Rx(roll) (the seed's z-y-x angles)."""
     R = quat_to_matrix(*qt)
     return (math.atan2(R[2, 1], R[2, 2]), math.asin(max(-1.0, min(1.0, -R[2, 0]))), math.atan2(R[1, 0], R[0, 0]))
-
-
-def min_jerk(t, T, q0, q1):
-    """Quintic rest-to-rest path: position, velocity, acceleration at time t in [0, T]."""
-    s = min(max(t / T, 0.0), 1.0)
-    d = q1 - q0
-    p = 10 * s ** 3 - 15 * s ** 4 + 6 * s ** 5
-    v = (30 * s ** 2 - 60 * s ** 3 + 30 * s ** 4) / T
-    a = (60 * s - 180 * s ** 2 + 120 * s ** 3) / T ** 2
-    return q0 + d * p, d * v, d * a
 
 
 def load_ffsr():

@@ -98,7 +98,7 @@ def fit(args, out=None):
 def parser():
     p = argparse.ArgumentParser(prog="rne_identify", description="Dynamic parameter identification for rne_control")
     sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("run", help="record an excitation trajectory over ROS (rne_control.ros.identify_run; "
+    sub.add_parser("run", help="record an excitation trajectory over ROS (rne_control.ros.identify.run; "
                                "the rne_identify console script dispatches it)")
     f = sub.add_parser("fit", help="fit a model to a recorded trajectory (.npz)")
     f.add_argument("data", help="the record (.npz, rne_control.identification.record)")

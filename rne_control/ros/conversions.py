@@ -36,8 +36,7 @@ platform. A tree adds nothing.
 from __future__ import annotations
 
 import array
-import math
-from typing import List, Optional, Sequence, Tuple
+from typing import Tuple
 
 import numpy as np
 
@@ -58,6 +57,42 @@ def stamp_to_sec(stamp) -> float:
 
 def duration_to_sec(d) -> float:
     return float(d.sec) + 1e-9 * float(d.nanosec)
+
+
+def time_msg(ns: int):
+    """builtin_interfaces/Time of ``ns`` integer nanoseconds (ROS time: since the epoch, or sim time)."""
+    from builtin_interfaces.msg import Time   # not at the top: the library's users import this module
+
+    return Time(sec=int(ns // 1_000_000_000), nanosec=int(ns % 1_000_000_000))
+
+
+def duration_msg(seconds: float):
+    """builtin_interfaces/Duration of ``seconds`` (>= 0), rounded to the nanosecond."""
+    from builtin_interfaces.msg import Duration
+
+    ns = int(round(seconds * 1e9))
+    return Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+
+def joint_trajectory_message(joint_names, start_ns: int, pieces, dt: float, from_zero: bool = False):
+    """trajectory_msgs/JointTrajectory stamped ``start_ns`` (ROS time, ns): the motions ``pieces`` =
+    [(f, duration s)] back to back, each f(t) -> (positions, velocities, accelerations) at t in [0, duration]
+    (rad or m, per s, per s^2; ``joint_names`` order), sampled every ``dt`` s from t = dt (from t = 0 in the
+    first piece with ``from_zero``) to its duration."""
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    msg = JointTrajectory()
+    msg.header.stamp = time_msg(start_ns)
+    msg.joint_names = list(joint_names)
+    offset = 0.0
+    for i, (f, duration) in enumerate(pieces):
+        for k in range(0 if from_zero and i == 0 else 1, int(duration / dt + 1e-6) + 1):
+            q, qd, qdd = (np.asarray(x, dtype=float).tolist() for x in f(k * dt))
+            p = JointTrajectoryPoint(positions=q, velocities=qd, accelerations=qdd)
+            p.time_from_start = duration_msg(offset + k * dt)
+            msg.points.append(p)
+        offset += duration
+    return msg
 
 
 def float_buffer(n: int) -> Tuple[array.array, np.ndarray]:

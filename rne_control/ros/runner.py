@@ -1,4 +1,5 @@
-"""The main loop shared by the executables: spin one node until SIGINT or SIGTERM, exit code 0.
+"""The main loops shared by the executables: spin one node until SIGINT or SIGTERM, exit code 0 (:func:`run`);
+or spin it in a background thread (:func:`spin_in_background`).
 
 rclpy's own signal handler (or a KeyboardInterrupt) can be lost while numba compiles kernels at
 start-up, and can interrupt a callback with an exception; so the executables install their own
@@ -51,3 +52,28 @@ def run(make_node, name, args=None, quiet=()):
             pass
     rclpy.try_shutdown()
     return code
+
+
+def spin_in_background(node):
+    """Spin ``node`` on its own SingleThreadedExecutor in a daemon thread, for a tool whose main thread
+    does the work (``rne_demo``, ``rne_identify run``); returns a function that stops the thread (and
+    waits up to 2 s for it)."""
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            try:
+                executor.spin_once(timeout_sec=0.05)
+            except Exception:   # the context is shutting down
+                break
+
+    thread = threading.Thread(target=spin, daemon=True)
+    thread.start()
+
+    def halt():
+        stop.set()
+        thread.join(timeout=2)
+
+    return halt

@@ -45,7 +45,7 @@ from ...control.cycle import LAW, ControlCycle
 from ...control.settings import Settings
 from ...control.trajectory import TrajectoryError
 from ...control.watchdog import FRESH
-from ...compile import CompileMonitor
+from ...control.warmup import CompileMonitor
 from ..conversions import (accel_fields, bind_float_field, controller_state_message, fill_controller_state,
                            odometry_fields, trajectory_fields)
 from .. import model_params

@@ -1,0 +1,198 @@
+"""The demo's processes and its rclpy node: spawning rne_sim and rne_controller from a robot's parameter
+file, recording joint states, odometry and diagnostics, sending joint and platform trajectories, setting
+parameters."""
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..conversions import duration_msg, joint_trajectory_message, stamp_to_sec, time_msg
+from ..process import Spawned, console
+from ..runner import spin_in_background
+
+
+def write_params(path, node, params):
+    import yaml
+
+    def fix(v):
+        if isinstance(v, np.ndarray):
+            v = v.tolist()
+        if isinstance(v, (list, tuple)):
+            return [float(x) if isinstance(x, (int, float, np.floating)) and not isinstance(x, bool) else x for x in v]
+        return v
+
+    doc = {f"/**/{node}": {"ros__parameters": {k: fix(v) for k, v in params.items()}}}
+    Path(path).write_text(yaml.safe_dump(doc, default_flow_style=None))
+    return str(path)
+
+
+def spawn(exe, cfg_path, logdir, params=None, tag=""):
+    """``rne_sim`` or ``rne_controller`` (``exe``) from the robot's parameter file, with ``params`` (if
+    any) written over it; ``params_files`` of the returned process lists the files it was given."""
+    files = [str(cfg_path)]
+    if params:
+        files.append(str(write_params(Path(logdir) / f"{exe}{tag}.yaml", exe, params)))
+    p = Spawned(exe, console(exe) + ["--ros-args"] + [x for f in files for x in ("--params-file", f)], logdir)
+    p.params_files = files
+    return p
+
+
+def wait_running(dn, procs, n0=0, timeout=30.0):
+    """Wait for 50 commands after the ``n0``-th and a joint state; raise if a process exits or on timeout."""
+    t0 = time.monotonic()
+    while dn.ncmd < n0 + 50 or dn.last_state is None:
+        for p in procs:
+            if not p.alive():
+                raise RuntimeError(f"{p.name} exited with {p.proc.returncode}:\n{p.tail()}")
+        if time.monotonic() - t0 > timeout:
+            raise RuntimeError(f"rne_sim / rne_controller did not start within {timeout:g} s")
+        time.sleep(0.05)
+
+
+class DemoNode:
+    """The demo's own node ``rne_demo``, spun in a background thread: what it records (``states``, ``odom``,
+    ``diag``, ``ncmd``) is read under ``lock``; ``now()`` is ROS time (sim time with ``sim_time``)."""
+
+    def __init__(self, joints, extra=(), sim_time=False):
+        import rclpy
+        from diagnostic_msgs.msg import DiagnosticArray
+        from nav_msgs.msg import Odometry
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64MultiArray
+        from trajectory_msgs.msg import JointTrajectory
+
+        self.rclpy = rclpy
+        rclpy.init(args=None)
+        from rclpy.parameter import Parameter
+        self.node = rclpy.create_node("rne_demo", parameter_overrides=[
+            Parameter("use_sim_time", Parameter.Type.BOOL, bool(sim_time))])   # lockstep: rne_sim's /clock
+        self.joints = list(joints)
+        self.extra = list(extra)   # further joints recorded (elastic deflections)
+        self.lock = threading.Lock()
+        self.states = []   # (t, q, qd, extra joints' positions, efforts or NaN)
+        self.odom = []     # (t, p, quat)
+        self.ncmd = 0
+        self.diag = None
+        self.diag_count = 0
+        self.recording = False
+        # deep: a lockstep simulation can outrun these callbacks, and each recorded state counts
+        self.node.create_subscription(JointState, "/joint_states", self._on_state, 10000)
+        self.node.create_subscription(Odometry, "base_odometry", self._on_odom, 100)
+        self.node.create_subscription(Float64MultiArray, "/effort_controller/commands", self._on_cmd, 100)
+        self.node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diag, 10)
+        self.traj_pub = self.node.create_publisher(JointTrajectory, "/rne_controller/joint_trajectory", 10)
+        self.last_state = None
+        self.platform_pub = None
+        self._halt = spin_in_background(self.node)
+
+    def _on_state(self, m):
+        idx = {n: i for i, n in enumerate(m.name)}
+        try:
+            q = np.array([m.position[idx[j]] for j in self.joints])
+            qd = np.array([m.velocity[idx[j]] for j in self.joints]) if m.velocity else np.zeros(len(self.joints))
+            x = np.array([m.position[idx[j]] for j in self.extra])
+            tau = np.array([m.effort[idx[j]] for j in self.joints]) if m.effort else np.full(len(self.joints), np.nan)
+        except (KeyError, IndexError):
+            return
+        t = stamp_to_sec(m.header.stamp)
+        with self.lock:
+            self.last_state = (t, q, qd)
+            if self.recording:
+                self.states.append((t, q, qd, x, tau))
+
+    def _on_odom(self, m):
+        p, o = m.pose.pose.position, m.pose.pose.orientation
+        t = stamp_to_sec(m.header.stamp)
+        with self.lock:
+            if self.recording:
+                self.odom.append((t, np.array([p.x, p.y, p.z]), np.array([o.x, o.y, o.z, o.w])))
+
+    def _on_cmd(self, m):
+        self.ncmd += 1
+
+    def _on_diag(self, m):
+        for st in m.status:
+            if "rne_controller" in st.name or "rne_controller" in st.hardware_id:
+                self.diag = st
+                self.diag_count += 1
+
+    def stale_events(self, timeout=2.5):
+        """The controller's ``stale_events`` from the next /diagnostics message (1 Hz), or None if none
+        comes within ``timeout`` s."""
+        n = self.diag_count
+        deadline = time.monotonic() + timeout
+        while self.diag_count == n and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if self.diag_count == n:
+            return None
+        return int({kv.key: kv.value for kv in self.diag.values}.get("stale_events", 0))
+
+    def now(self):
+        return self.node.get_clock().now().nanoseconds * 1e-9
+
+    def send(self, f, T, start, dt=0.05):
+        """The joint motion f(t) -> (q, qd, qdd) for t in (0, T] s, sampled every ``dt`` s, starting at ROS
+        time ``start`` (s), to the controller's ~/joint_trajectory."""
+        self.traj_pub.publish(joint_trajectory_message(self.joints, int(start * 1e9), [(f, T)], dt))
+
+    def send_platform(self, f, T, start, dt=0.05):
+        """A platform trajectory on ~/platform_trajectory: f(t) -> (pose [p; quat xyzw], twist, accel)."""
+        from geometry_msgs.msg import Transform, Twist
+        from trajectory_msgs.msg import MultiDOFJointTrajectory, MultiDOFJointTrajectoryPoint
+
+        if self.platform_pub is None:
+            self.platform_pub = self.node.create_publisher(MultiDOFJointTrajectory,
+                                                           "/rne_controller/platform_trajectory", 10)
+            time.sleep(0.5)   # discovery
+        msg = MultiDOFJointTrajectory()
+        msg.header.stamp = time_msg(int(start * 1e9))
+        msg.joint_names = ["platform"]
+        for k in range(1, int(round(T / dt)) + 1):
+            t = k * dt
+            pose, twist, accel = (np.asarray(x, float).tolist() for x in f(t))
+            tr, v, a = Transform(), Twist(), Twist()
+            tr.translation.x, tr.translation.y, tr.translation.z = pose[:3]
+            tr.rotation.x, tr.rotation.y, tr.rotation.z, tr.rotation.w = pose[3:]
+            v.linear.x, v.linear.y, v.linear.z, v.angular.x, v.angular.y, v.angular.z = twist
+            a.linear.x, a.linear.y, a.linear.z, a.angular.x, a.angular.y, a.angular.z = accel
+            msg.points.append(MultiDOFJointTrajectoryPoint(transforms=[tr], velocities=[v], accelerations=[a],
+                                                           time_from_start=duration_msg(t)))
+        self.platform_pub.publish(msg)
+
+    def set_params(self, params, timeout=5.0):
+        from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+        from rcl_interfaces.srv import SetParameters
+
+        cli = self.node.create_client(SetParameters, "/rne_controller/set_parameters")
+        if not cli.wait_for_service(timeout_sec=timeout):
+            raise RuntimeError("rne_controller parameter service not available")
+        req = SetParameters.Request()
+        for k, v in params.items():
+            pv = ParameterValue()
+            if isinstance(v, str):
+                pv.type, pv.string_value = ParameterType.PARAMETER_STRING, v
+            elif isinstance(v, (list, tuple, np.ndarray)):
+                pv.type, pv.double_array_value = ParameterType.PARAMETER_DOUBLE_ARRAY, [float(x) for x in v]
+            else:
+                pv.type, pv.double_value = ParameterType.PARAMETER_DOUBLE, float(v)
+            req.parameters.append(Parameter(name=k, value=pv))
+        fut = cli.call_async(req)
+        t0 = time.monotonic()
+        while not fut.done() and time.monotonic() - t0 < timeout:
+            time.sleep(0.01)
+        self.node.destroy_client(cli)
+        if not fut.done():
+            raise RuntimeError("rne_controller did not answer set_parameters")
+        bad = [(p.name, r.reason) for p, r in zip(req.parameters, fut.result().results) if not r.successful]
+        if bad:
+            raise RuntimeError(f"rne_controller refused {bad}")
+
+    def shutdown(self):
+        self._halt()
+        try:
+            self.node.destroy_node()
+        finally:
+            self.rclpy.try_shutdown()

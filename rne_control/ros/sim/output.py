@@ -1,0 +1,62 @@
+"""What ``rne_sim`` publishes of its state: ``/joint_states`` and, for a floating base, the base odometry."""
+from __future__ import annotations
+
+import numpy as np
+
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import JointState
+
+from ..conversions import time_msg
+
+
+class StateOutput:
+    """Publishes the simulation ``sim``'s joint states (``sim.joint_states()``: names, positions, velocities,
+    applied efforts; positions and velocities with Gaussian noise of ``position_noise`` rad (m) and
+    ``velocity_noise`` rad/s (m/s)), followed by the ``held`` joints (names, positions: the uncontrolled ones
+    when published; zero velocity and effort), on ``joint_states_topic``; with ``base_frame`` (a floating
+    base), the base pose in ``odom_frame`` and its twist in ``base_frame`` on ``odometry_topic``.
+    ``p``: the node's parameters (rne_control.ros.sim.settings)."""
+
+    def __init__(self, node, sim, p, held, base_frame=None):
+        self.sim = sim
+        self.held = held
+        self.noise = (p["position_noise"], p["velocity_noise"])
+        self.rng = np.random.default_rng(p["noise_seed"] or None)
+        names = sim.joint_states()[0]
+        self.js_pub = node.create_publisher(JointState, p["joint_states_topic"], 10)
+        self.js_msg = JointState()
+        self.js_msg.name = list(names) + list(held[0])
+        self.odom_pub = None
+        if base_frame is not None:
+            self.odom_pub = node.create_publisher(Odometry, p["odometry_topic"], 10)
+            self.odom_msg = Odometry()
+            self.odom_msg.header.frame_id = p["odom_frame"]
+            self.odom_msg.child_frame_id = base_frame
+
+    def publish(self, stamp_ns: int) -> None:
+        """Publish the state now, stamped ``stamp_ns`` (ROS time, ns)."""
+        stamp = time_msg(stamp_ns)
+        _, q, qd, effort = self.sim.joint_states()
+        pn, vn = self.noise
+        if pn > 0:
+            q = q + self.rng.normal(0.0, pn, q.shape[0])
+        if vn > 0:
+            qd = qd + self.rng.normal(0.0, vn, qd.shape[0])
+        m = self.js_msg
+        m.header.stamp = stamp
+        held = self.held[1]
+        z = [0.0] * len(held)
+        m.position = q.tolist() + held
+        m.velocity = qd.tolist() + z
+        m.effort = effort.tolist() + z
+        self.js_pub.publish(m)
+        if self.odom_pub is not None:
+            st = self.sim.state
+            o = self.odom_msg
+            o.header.stamp = stamp
+            pp, qq, vv = o.pose.pose.position, o.pose.pose.orientation, st.twist
+            pp.x, pp.y, pp.z = (float(x) for x in st.pos)
+            qq.x, qq.y, qq.z, qq.w = (float(x) for x in st.quat)
+            tl, ta = o.twist.twist.linear, o.twist.twist.angular
+            tl.x, tl.y, tl.z, ta.x, ta.y, ta.z = (float(x) for x in vv)
+            self.odom_pub.publish(o)
