@@ -45,9 +45,7 @@ def compile_all(verbose: bool = False) -> dict:
     import warnings
 
     import rne_control as rc
-    from .control.laws import BaseState, ControlLaw, SPLIT_PARTS
-    from .control.trajectory import TrajectoryGenerator
-    from .control.warmup import warm_up_law, warm_up_output, warm_up_trajectory
+    from .control.plants import make_plant
     from .dynamics import api, calls
     from .dynamics.floating import api as floating_api
 
@@ -63,11 +61,7 @@ def compile_all(verbose: bool = False) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = rc.load_model(_URDF, floating_base=True)
-    law = ControlLaw(model)
-    warm_up_law(law, BaseState(), {k: np.zeros(model.n) for k in SPLIT_PARTS})
-    warm_up_trajectory(TrajectoryGenerator(model.joint_names))
-    warm_up_output(model.n)
-    _warm_up_state_mapping(model)
+    _warm_up_cycle(make_plant(model))
     _warm_up_other_plants(verbose)
     stats = {"seconds": time.perf_counter() - t0, "signatures": sum(signature_counts().values()),
              "compiled": len(mon.compiles)}
@@ -88,10 +82,8 @@ def _warm_up_other_plants(verbose: bool) -> None:
     import warnings
 
     import rne_control as rc
-    from .control.laws import BaseState, ControlLaw, SPLIT_PARTS
     from .control.plants import make_plant
     from .control.simulation import Simulation
-    from .control.warmup import warm_up_law
     from .ros.paths import resolve_model_file
 
     for rel in _OTHER_KINDS:
@@ -106,26 +98,19 @@ def _warm_up_other_plants(verbose: bool) -> None:
             model = rc.load_model(str(path))
         whole = make_plant(model)
         for plant in (whole, make_plant(model, whole.joint_names[:max(1, whole.n // 2)])):
-            law = ControlLaw(plant)
-            warm_up_law(law, BaseState(), {k: np.zeros(plant.n) for k in SPLIT_PARTS})
+            _warm_up_cycle(plant)
             sim = Simulation(plant)
             sim.step(np.zeros(plant.n), 1e-4, rk4=True)
             sim.step(np.zeros(plant.n), 1e-4, rk4=False)
             sim.joint_states()
 
 
-def _warm_up_state_mapping(model) -> None:
-    """The joint-state mapping of the ROS layer (no rclpy needed): with and without velocities."""
-    import array
+def _warm_up_cycle(plant) -> None:
+    """Every compiled path of a controller's cycle on ``plant``: :meth:`ControlCycle.warm_up`."""
+    from .control.cycle import ControlCycle
+    from .control.settings import Settings
 
-    from .ros.conversions import JointStateMapper
-
-    n = model.n
-    names = list(model.joint_names)
-    m = JointStateMapper(names, names, np.zeros(n))
-    m.update(names, array.array("d", [0.0] * n), array.array("d", [0.0] * n), 0.0)
-    m.update(names, array.array("d", [0.1] * n), array.array("d"), 0.01)
-    m.update(names, [0.2] * n, [], 0.02)
+    ControlCycle(plant, Settings.of(plant)).warm_up()
 
 
 def main(argv=None) -> int:

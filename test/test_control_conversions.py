@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from rne_control.ros.conversions import STATE_FIELDS, JointStateError, JointStateMapper
+from rne_control.control.joint_states import JointStateError, JointStateMapper
+from rne_control.ros.conversions import STATE_FIELDS
 from rne_control.ros.paths import resolve_model_file
 
 MODEL_J = ("j1", "j2", "j3", "j4")

@@ -40,7 +40,6 @@ from typing import Tuple
 
 import numpy as np
 
-from ..control.joint_states import JointStateError, JointStateMapper  # noqa: F401 (re-exported)
 from ..control.laws import SPLIT_PARTS
 
 STATE_FIELDS = (
