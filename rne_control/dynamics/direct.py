@@ -51,14 +51,14 @@ def _pointer(typingctx, address):
 
 
 @inline
-def _words(address, n, dtype):
+def words(address, n, dtype):
     return nb.carray(_pointer(address), n, dtype)
 
 
 @inline
 def item(args, i):
     """The address of item i of the tuple at ``args``."""
-    return _words(args, TUPLE_ITEMS + i + 1, np.int64)[TUPLE_ITEMS + i]
+    return words(args, TUPLE_ITEMS + i + 1, np.int64)[TUPLE_ITEMS + i]
 
 
 @inline
@@ -66,13 +66,13 @@ def is_array(args, i, ndim, writeable):
     """True if item i of ``args`` is an exact numpy.ndarray of rank ``ndim``, native float64, C-contiguous
     and aligned (and writeable if asked): the type item 0 of ``args`` is."""
     a = item(args, i)
-    if _words(a, OB_TYPE + 1, np.int64)[OB_TYPE] != item(args, 0):  # the header every object has
+    if words(a, OB_TYPE + 1, np.int64)[OB_TYPE] != item(args, 0):  # the header every object has
         return False
-    w, h = _words(a, DESCR + 1, np.int64), _words(a, FLAGS + 1, np.int32)
+    w, h = words(a, DESCR + 1, np.int64), words(a, FLAGS + 1, np.int32)
     need = C_CONTIGUOUS | ALIGNED | (WRITEABLE if writeable else 0)
     if h[ND] != ndim or (h[FLAGS] & need) != need:
         return False
-    d = _words(w[DESCR], BYTEORDER + 1, np.uint8)
+    d = words(w[DESCR], BYTEORDER + 1, np.uint8)
     return d[KIND] == 102 and d[TYPE] == 100 and d[BYTEORDER] == 61  # 'f', 'd' (C double), '=' (native)
 
 
@@ -81,11 +81,11 @@ def arrays_ok(args, n_in, out_ndim):
     """``args`` has n_in + 3 items: item 1 is a model's kernel array K (rank 2, KW columns and 3 nb + 4
     rows, writeable: it holds the workspace), items 2 .. n_in + 1 are input vectors and item n_in + 2 the
     output of rank ``out_ndim``."""
-    if _words(args, TUPLE_SIZE + 1, np.int64)[TUPLE_SIZE] != n_in + 3:
+    if words(args, TUPLE_SIZE + 1, np.int64)[TUPLE_SIZE] != n_in + 3:
         return False
     if not (is_array(args, 1, 2, True) and is_array(args, n_in + 2, out_ndim, True)):
         return False
-    dims = _words(_words(item(args, 1), DIMS + 1, np.int64)[DIMS], 2, np.int64)
+    dims = words(words(item(args, 1), DIMS + 1, np.int64)[DIMS], 2, np.int64)
     if dims[1] != KW or dims[0] < 4 or (dims[0] - 4) % 3 != 0:
         return False
     for i in range(2, n_in + 2):
@@ -97,15 +97,15 @@ def arrays_ok(args, n_in, out_ndim):
 @inline
 def vector(args, i):
     """Item i of ``args`` (checked by :func:`is_array`) as a 1-D float64 array over its memory."""
-    w = _words(item(args, i), DESCR + 1, np.int64)
-    return nb.carray(_pointer(w[DATA]), _words(w[DIMS], 1, np.int64)[0], np.float64)
+    w = words(item(args, i), DESCR + 1, np.int64)
+    return nb.carray(_pointer(w[DATA]), words(w[DIMS], 1, np.int64)[0], np.float64)
 
 
 @inline
 def matrix(args, i):
     """Item i of ``args`` (checked by :func:`is_array`) as a 2-D float64 array over its memory."""
-    w = _words(item(args, i), DESCR + 1, np.int64)
-    dims = _words(w[DIMS], 2, np.int64)
+    w = words(item(args, i), DESCR + 1, np.int64)
+    dims = words(w[DIMS], 2, np.int64)
     return nb.carray(_pointer(w[DATA]), (dims[0], dims[1]), np.float64)
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 import rne_control as rc
 from rne_control.control.profiles import min_jerk
-from rne_control.dynamics.floating_api import centroidal_momentum
+from rne_control.dynamics.floating.api import centroidal_momentum
 from rne_control.dynamics.integrate import State, rk4_step
 from rne_control.model.spatial import quat_to_matrix
 

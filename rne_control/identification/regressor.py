@@ -18,7 +18,7 @@ import numpy as np
 
 from ..dynamics.floating.base_body import base_rotation, to_motion
 from ..dynamics.calls import FLAGS, arr, check, close, joint_arrays, prepare, vector
-from ..dynamics.floating.api import IDENTITY, _require_floating
+from ..dynamics.floating.api import IDENTITY, require_floating
 from ..model.layout import REVOLUTE
 from ..dynamics.primitives import (FRICTION, add_cross_motion_S, body, entry, inline, joint_xform, sgn, split,
                                    x_motion, xT_force)
@@ -219,7 +219,7 @@ def regressor(model, q, qd, qdd, friction=True, base_twist=None, base_accel=None
     if single:
         arrays, N = [a[None] for a in arrays], 1
     if moving:
-        _require_floating(model, "regressor")
+        require_floating(model, "regressor")
         if base_twist is None or base_accel is None:
             raise InputError("regressor(): a moving base needs both 'base_twist' and 'base_accel'")
         base = []

@@ -8,7 +8,7 @@ from .elastic import elastic_columns
 from .errors import ModelError
 from .layout import PRISMATIC, REVOLUTE
 from .loops import build_loops, mimic_roots
-from .model import DEFAULT_GRAVITY, Model, _readonly
+from .model import DEFAULT_GRAVITY, Model, readonly
 from .spatial import (align_z, body_params, check_inertia, clip_negligible_inertia, transform, transform_params)
 
 
@@ -164,7 +164,7 @@ def build_model(name, links, joints=None, locked=None, gravity=None, floating_ba
              if cut_joints or mimic else None)
     model = Model(name, joints, [lk.name for lk in links], topo, kin, params + [base_params], frames, g,
                   effort, velocity, floating_base, root, plims, cols, loops)
-    model.link_params = {lk.name: _readonly(link_params.get(lk.name, np.zeros(10))) for lk in links}
+    model.link_params = {lk.name: readonly(link_params.get(lk.name, np.zeros(10))) for lk in links}
     return model
 
 

@@ -41,7 +41,7 @@ from .swap import RunTimeSwaps
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
 
-def _readonly(a, dtype=float):
+def readonly(a, dtype=float):
     a = np.ascontiguousarray(np.array(a, dtype=dtype))
     a.flags.writeable = False
     return a
@@ -70,15 +70,15 @@ class Model(RunTimeSwaps):
         elastic = np.asarray(elastic, float).reshape(-1, 5)
         self._tree = np.hstack([np.asarray(kin, float).reshape(-1, 15), topo, elastic[topo[:, 2].astype(int)]])
         self._set_elastic_attributes(elastic)
-        self._params = _readonly(inertia).reshape(-1, 10)  # the model's own inertial parameters
+        self._params = readonly(inertia).reshape(-1, 10)  # the model's own inertial parameters
         self._payload = None
         self._K = self._kernel_array(self._params, gravity)
         self._lock = threading.Lock()
         # link name -> (body index or -1 for the base, 4x4 pose of the link frame in body coordinates)
-        self.link_frames = {k: (b, _readonly(T)) for k, (b, T) in link_frames.items()}
-        self.effort_limits = _readonly(effort_limits)
-        self.velocity_limits = _readonly(velocity_limits)
-        self.position_limits = _readonly(position_limits).reshape(-1, 2)
+        self.link_frames = {k: (b, readonly(T)) for k, (b, T) in link_frames.items()}
+        self.effort_limits = readonly(effort_limits)
+        self.velocity_limits = readonly(velocity_limits)
+        self.position_limits = readonly(position_limits).reshape(-1, 2)
         self.floating_base = bool(floating_base)
         self.base_link = base_link
         self.index = {name: i for i, name in enumerate(self.joint_names)}
@@ -133,8 +133,8 @@ class Model(RunTimeSwaps):
         for name in self.link_names:
             body, T = self.link_frames[name]
             params[body] += transform_params(np.asarray(link_params[name], float), T)  # body -1 = the base row
-        new._params = _readonly(params)
-        new.link_params = {k: _readonly(link_params[k]) for k in self.link_names}
+        new._params = readonly(params)
+        new.link_params = {k: readonly(link_params[k]) for k in self.link_names}
         new._payload = None
         new._K = new._kernel_array(new._params, self.gravity)
         new._lock = threading.Lock()
@@ -173,15 +173,15 @@ class Model(RunTimeSwaps):
     def _set_elastic_attributes(self, cols):
         role = cols[:, 0]
         names = self.joint_names
-        self.rigid_index = _readonly(np.flatnonzero(role == RIGID_JOINT), int)
-        self.unactuated_index = _readonly(np.flatnonzero(role != RIGID_JOINT), int)
-        self.elastic_index = _readonly(np.flatnonzero(role == ELASTIC_JOINT), int)
+        self.rigid_index = readonly(np.flatnonzero(role == RIGID_JOINT), int)
+        self.unactuated_index = readonly(np.flatnonzero(role != RIGID_JOINT), int)
+        self.elastic_index = readonly(np.flatnonzero(role == ELASTIC_JOINT), int)
         self.rigid_joint_names = tuple(names[k] for k in self.rigid_index)
         self.unactuated_joint_names = tuple(names[k] for k in self.unactuated_index)
         self.elastic_joint_names = tuple(names[k] for k in self.elastic_index)
-        self.elastic_stiffness = _readonly(cols[self.elastic_index, 1])
-        self.elastic_rest_position = _readonly(cols[self.elastic_index, 2])
-        self.elastic_damping = _readonly(cols[self.elastic_index, 3])
+        self.elastic_stiffness = readonly(cols[self.elastic_index, 1])
+        self.elastic_rest_position = readonly(cols[self.elastic_index, 2])
+        self.elastic_damping = readonly(cols[self.elastic_index, 3])
         self._split_sizes = (len(self.rigid_index), len(self.unactuated_index))
 
     @property

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ..crba import crba
-from ..direct import DIMS, NOT_DIRECT, TUPLE_SIZE, _words, is_array, item, matrix, unmanaged, vector
+from ..direct import DIMS, NOT_DIRECT, TUPLE_SIZE, words, is_array, item, matrix, unmanaged, vector
 from ..gravity import gravity
 from .arrays import (H_LAST, V_BIAS, V_COL, V_DQ, V_E, V_G, V_H, V_LAST, V_QD, V_QDD, V_RHS, V_START, V_TAUTR, V_UNIT,
                      offsets, sizes)
@@ -381,7 +381,7 @@ def forward_many(K_, LK_, qa_, qda_, tau_, q_guess_, flags, qdda_, q_):
 def torques_direct(args, flags):
     """The direct call (direct.py): ``args`` is the address of the tuple
     (ndarray, K, LK, qa, qda, qdda, q_guess, tau_a, q)."""
-    if _words(args, TUPLE_SIZE + 1, np.int64)[TUPLE_SIZE] != 9:
+    if words(args, TUPLE_SIZE + 1, np.int64)[TUPLE_SIZE] != 9:
         return NOT_DIRECT
     if not (is_array(args, 1, 2, True) and is_array(args, 2, 2, True) and is_array(args, 7, 1, True)
             and is_array(args, 8, 1, True)):
@@ -389,7 +389,7 @@ def torques_direct(args, flags):
     for i in range(3, 7):
         if not is_array(args, i, 1, False):
             return NOT_DIRECT
-    dims = _words(_words(item(args, 1), DIMS + 1, np.int64)[DIMS], 2, np.int64)
+    dims = words(words(item(args, 1), DIMS + 1, np.int64)[DIMS], 2, np.int64)
     if dims[1] != KW or dims[0] < 4 or (dims[0] - 4) % 3 != 0:
         return NOT_DIRECT
     return torques(matrix(args, 1), matrix(args, 2), vector(args, 3), vector(args, 4), vector(args, 5),

@@ -47,7 +47,7 @@ for _one, _, _many, _ in KERNELS.values():
     close(_many)
 
 
-def _require_floating(model, fname):
+def require_floating(model, fname):
     if not getattr(model, "floating_base", False):
         raise InputError(f"{fname}() needs a floating-base model; '{model.name}' has a fixed base (load it with "
                          f"load_urdf(..., floating_base=True) or 'base: floating' in the YAML file)")
@@ -67,7 +67,7 @@ def checked_call(model, fname, name, joint, base, field8, flags=None):
 
     ``joint``: {name: joint-space input}; ``base``: [(name, input, size)] in kernel order after the joint
     arrays. Returns the kernel's two outputs: (n,) or (N, n), and (6,) or (N, 6)."""
-    _require_floating(model, fname)
+    require_floating(model, fname)
     one, one_sig, many, many_sig = KERNELS[name]
     prepare(one, [one_sig])
     prepare(many, [many_sig])
@@ -173,7 +173,7 @@ def centroidal_momentum(model, q, qd, base_twist, base_orientation=IDENTITY):
     """The converse of :func:`base_twist_from_momentum`, for checks and reports (single samples only):
     ``(momentum, com)``, the centroidal momentum [p; k] (world axes) of the state and the system's centre
     of mass in base coordinates."""
-    _require_floating(model, "centroidal_momentum")
+    require_floating(model, "centroidal_momentum")
     args = [vector(name, x, size, stacked_ok=False) for name, x, size in
             (("base_twist", base_twist, 6), ("base_orientation", base_orientation, 4))]
     (qa, qda), N = joint_arrays(model, q=q, qd=qd)

@@ -53,7 +53,7 @@ from ...control.tolerances import RUNNING, SUCCEEDED, GoalTracker, Tolerances
 from ...control.trajectory import TrajectoryError
 from ...control.watchdog import STALE
 from .settings import ConfigError
-from ..conversions import duration_to_sec, trajectory_fields
+from ..conversions import duration_msg, duration_to_sec, trajectory_fields
 from ..params import Spec, T
 
 try:
@@ -348,7 +348,7 @@ class FollowJointTrajectoryServer:
         q_d, qd_d, qdd_d = node.cycle.traj.q, node.cycle.traj.qd, node.cycle.traj.qdd
         np.copyto(self._q, node.cycle.mapper.q[:len(self._q)])
         np.copyto(self._qd, node.cycle.mapper.qd[:len(self._qd)])
-        since = _duration(t - tr.t_start)
+        since = duration_msg(t - tr.t_start)
         d, a, e = fb.desired, fb.actual, fb.error
         d.positions, d.velocities, d.accelerations = q_d.tolist(), qd_d.tolist(), qdd_d.tolist()
         a.positions, a.velocities = self._q.tolist(), self._qd.tolist()
@@ -356,10 +356,3 @@ class FollowJointTrajectoryServer:
         d.time_from_start = a.time_from_start = e.time_from_start = since
         fb.index = tr.index(t)
         g.handle.publish_feedback(fb)
-
-
-def _duration(seconds: float):
-    from builtin_interfaces.msg import Duration
-
-    ns = int(round(seconds * 1e9))
-    return Duration(sec=ns // 1000000000, nanosec=ns % 1000000000)
