@@ -112,9 +112,7 @@ class ControlCycle:
         self.saturated = np.zeros(n, dtype=bool)    # joints clamped since the caller last cleared it
         self.q_d, self.qd_d, self.qdd_d = np.zeros(n), np.zeros(n), np.zeros(n)
         self.feedback_scale = 0.0
-        self._last_cmd = np.zeros(n)
         self._hold_cmd = np.zeros(n)
-        self._law_tau = np.zeros(n)  # the law's torque before ramp and clamp (for split)
         self._parts = {k: np.zeros(n) for k in SPLIT_PARTS}
 
     # ------------------------------------------------------------ settings
@@ -238,12 +236,10 @@ class ControlCycle:
         except ValueError as e:  # a non-finite reference must never stop the loop nor reach the output
             self.log.error("control law failed (%s): holding the measured position" % e, throttle_duration_sec=1.0)
             return self._hold(reset=True)
-        np.copyto(self._law_tau, tau)
-        # --- clamp
+        # --- clamp (the law's torque stays in law.tau, for split)
         if ramp_request and self.have_published:
-            self.output_ramp.start_blend(now, self._last_cmd, tau)
-        self.output_ramp.apply(now, tau)
-        if self.limiter.apply(tau, out=self.cmd):
+            self.output_ramp.start_blend(now, self.cmd, tau)   # cmd still holds the command last sent
+        if self.limiter.apply(self.output_ramp.apply(now, tau, out=self.cmd), out=self.cmd):
             self.saturated |= self.limiter.saturated.astype(bool)
         self.new_state = False
         self.outcome = LAW
@@ -287,7 +283,6 @@ class ControlCycle:
         return self._sent()
 
     def _sent(self) -> np.ndarray:
-        np.copyto(self._last_cmd, self.cmd)
         self.have_published = True
         return self.cmd
 
@@ -305,7 +300,7 @@ class ControlCycle:
         """The last law command (before ramp and clamp) decomposed into ``SPLIT_PARTS``
         (:meth:`ControlLaw.split`) at that cycle's state and desired state; arrays reused between calls."""
         return self.law.split(self.mapper.q, self.mapper.qd, self.q_d, self.qd_d, self.qdd_d, self.feedback_scale,
-                              None, self._parts, total=self._law_tau)
+                              None, self._parts, total=self.law.tau)
 
     def warm_up(self, warn=None, stop=None) -> None:
         """Run every compiled path once (every mode, base, trajectory kind, ramp, clamp, state merge), on

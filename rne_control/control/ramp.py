@@ -58,12 +58,19 @@ class OffsetRamp(Ramp):
             self.offset.fill(0.0)
         self.start(t)
 
-    def apply(self, t: float, tau) -> None:
-        """tau += (1 - s(t)) * offset, in place."""
+    def apply(self, t: float, tau, out=None):
+        """tau + (1 - s(t)) * offset into ``out`` (default: in place); returns the blended array, which is
+        ``tau`` itself, untouched, when no blend is in progress."""
         if self.active:
             s = self.fraction(t)
             if s < 1.0:
-                K.blend_offset(tau, self.offset, 1.0 - s)
+                if out is None:
+                    out = tau
+                elif out is not tau:
+                    np.copyto(out, tau)
+                K.blend_offset(out, self.offset, 1.0 - s)
+                return out
+        return tau
 
     def max_step(self, dt: float) -> float:
         """Largest per-joint change the ramp itself adds over dt."""
