@@ -174,5 +174,7 @@ def test_settings_name_the_bad_value(puma):
         Settings.of(plant, payload_link="nowhere", payload_mass=1.0)
     with pytest.raises(ValueError, match="unknown setting"):
         Settings.of(plant, stiffness=3.0)
+    with pytest.raises(ValueError, match="trigger_joints .*'elbow'"):
+        ControlCycle(plant, Settings.of(plant), trigger_joints=["elbow"])
     lim = np.asarray(plant.effort_limits, float)
     np.testing.assert_array_equal(Settings.of(plant).effort_limits, np.where(lim > 0, lim, math.inf))

@@ -90,6 +90,10 @@ class ControlCycle:
         self._recv_ns = np.full(ns, -1, dtype=np.int64)
         self._stamp_ns = np.zeros(ns, dtype=np.int64)
         self._n_required = len(self.mapper.required_index)
+        unknown = [j for j in trigger_joints or () if j not in plant.state_names]
+        if unknown:
+            raise ValueError("trigger_joints %s are not joints of the state (%s)"
+                             % (unknown, ", ".join(plant.state_names)))
         self._trigger_mask = np.zeros(ns, dtype=bool)
         self._trigger_mask[self.mapper.required_index if trigger_joints is None
                            else [list(plant.state_names).index(j) for j in trigger_joints]] = True

@@ -143,10 +143,9 @@ class ControllerNode(Node):
         self.plant = plant = self._make_plant(model)
         self.joints = plant.joint_names
         nc = plant.n
-        loop = LoopSettings(self.params.get, plant)
-        self.rate, self.period, self.trigger = loop.rate, 1.0 / loop.rate, loop.trigger
+        loop = LoopSettings(self.params.get)
+        self.rate, self.period, self.trigger, ctype = loop.rate, 1.0 / loop.rate, loop.trigger, loop.command_type
         self._state_every = loop.state_every
-        ctype = loop.command_type
         try:
             settings = Settings({k: self.params.get(k) for k in RUNTIME_NAMES}, plant)
         except ValueError as e:
@@ -154,15 +153,13 @@ class ControllerNode(Node):
 
         # --- the command message; the cycle writes the command into its array
         self._cmd_is_js = ctype == "joint_state"
-        if self._cmd_is_js:
-            self._cmd_msg = JointState()
-            self._cmd_msg.name = list(self.joints)
-            cmd = bind_float_field(self._cmd_msg, "effort", nc)
-        else:
-            self._cmd_msg = Float64MultiArray()
-            cmd = bind_float_field(self._cmd_msg, "data", nc)
-        self.cycle = cycle = ControlCycle(plant, settings, loop.trigger_joints, loop.velocity_filter_cutoff,
-                                          out=cmd, log=log)
+        self._cmd_msg = JointState(name=list(self.joints)) if self._cmd_is_js else Float64MultiArray()
+        cmd = bind_float_field(self._cmd_msg, "effort" if self._cmd_is_js else "data", nc)
+        try:
+            self.cycle = cycle = ControlCycle(plant, settings, loop.trigger_joints, loop.velocity_filter_cutoff,
+                                              out=cmd, log=log)
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
         if not np.all(np.isfinite(settings.effort_limits)):
             log.warning("effort limits of %s are not finite: set effort_limits (the output is only clamped to "
                         "finite limits)" % [j for j, v in zip(self.joints, settings.effort_limits)

@@ -146,7 +146,7 @@ class LoopSettings:
     ``trigger``, ``command_type``, ``state_every`` (cycles per ``~/controller_state``), ``trigger_joints``
     (None: every required joint) and ``velocity_filter_cutoff`` (Hz). Raises :class:`ConfigError`."""
 
-    def __init__(self, get, plant):
+    def __init__(self, get):
         self.rate = float(get("rate"))
         if not (self.rate > 0.0) or math.isinf(self.rate):
             raise ConfigError("rate must be a positive number of Hz (got %r)" % self.rate)
@@ -159,9 +159,5 @@ class LoopSettings:
                               % (", ".join(COMMAND_TYPES), self.command_type))
         spr = float(get("state_publish_rate"))
         self.state_every = 1 if spr <= 0 or spr >= self.rate else max(1, int(round(self.rate / spr)))
-        self.trigger_joints = get("trigger_joints") or None
-        unknown = [j for j in self.trigger_joints or () if j not in plant.state_names]
-        if unknown:
-            raise ConfigError("trigger_joints %s are not joints of the state (%s)"
-                              % (unknown, ", ".join(plant.state_names)))
+        self.trigger_joints = get("trigger_joints") or None   # checked by the cycle
         self.velocity_filter_cutoff = float(get("velocity_filter_cutoff"))
