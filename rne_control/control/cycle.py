@@ -198,8 +198,7 @@ class ControlCycle:
 
     def due(self, now_ns: int) -> bool:
         """A new state of the trigger joints has come and the state is fresh (``trigger: state``)."""
-        wd = self.watchdog
-        return self.new_state and now_ns * 1e-9 - wd.last <= wd.timeout
+        return self.new_state and self.watchdog.fresh(now_ns * 1e-9)
 
     # ------------------------------------------------------------ the cycle
     def update(self, now_ns: int) -> Optional[np.ndarray]:

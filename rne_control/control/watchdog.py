@@ -34,6 +34,10 @@ class Watchdog:
     def age(self, t: float) -> float:
         return t - self.last
 
+    def fresh(self, t: float) -> bool:
+        """A valid state was received within ``timeout`` of time t (never: False)."""
+        return t - self.last <= self.timeout
+
     def check(self, t: float) -> int:
         """Update and return the status at time t (NO_STATE, FRESH or STALE).
 
@@ -44,8 +48,7 @@ class Watchdog:
         if self.last == -math.inf:
             self.status = NO_STATE
             return NO_STATE
-        stale = (t - self.last) > self.timeout
-        if stale:
+        if not self.fresh(t):
             if self.status != STALE:
                 self.stale_events += 1
                 self.went_stale = True

@@ -278,7 +278,7 @@ class ControllerNode(Node):
         is due: True. When it goes stale the timer runs at ``rate`` and each tick is a cycle (on_stale)."""
         self._drain_joint_states()
         wd = self.cycle.watchdog
-        if wd.last == -math.inf or self._now() - wd.last <= wd.timeout:
+        if wd.last == -math.inf or wd.fresh(self._now()):
             self._triggered_cycle()
             self._set_timer_period(self._watch_period_ns)
             return True
