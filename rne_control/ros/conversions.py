@@ -42,6 +42,8 @@ import numpy as np
 
 from ..control.laws import SPLIT_PARTS
 
+# the effort command's message types (both nodes): std_msgs/Float64MultiArray, sensor_msgs/JointState efforts
+COMMAND_TYPES = ("float64_multi_array", "joint_state")
 STATE_FIELDS = (
     "position_desired", "velocity_desired", "acceleration_desired",
     "position_measured", "velocity_measured", "position_error", "velocity_error",

@@ -76,9 +76,9 @@ import math
 from ...control.laws import BASE_VELOCITY_SOURCES, BASES, MODES
 from ...control.settings import DEFAULTS
 from ...control.watchdog import ON_STALE
+from ..conversions import COMMAND_TYPES
 from ..params import Spec, T
 
-COMMAND_TYPES = ("float64_multi_array", "joint_state")
 TRIGGERS = ("timer", "state")
 
 

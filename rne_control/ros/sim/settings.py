@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from ..conversions import COMMAND_TYPES
 from ..params import Spec, T
 
 SPECS = [
@@ -30,8 +31,7 @@ SPECS = [
     Spec("substeps", T.INTEGER, 1, "integration substeps per 1/sim_rate"),
     Spec("publish_rate", T.DOUBLE, 1000.0, "joint state rate, Hz (real-time mode)"),
     Spec("command_topic", T.STRING, "/effort_controller/commands", "effort command topic"),
-    Spec("command_type", T.STRING, "float64_multi_array", "float64_multi_array | joint_state",
-         choices=["float64_multi_array", "joint_state"]),
+    Spec("command_type", T.STRING, COMMAND_TYPES[0], " | ".join(COMMAND_TYPES), choices=list(COMMAND_TYPES)),
     Spec("command_timeout", T.DOUBLE, 0.1, "brakes engage after this long without a command, s"),
     Spec("joint_states_topic", T.STRING, "/joint_states", "joint state topic"),
     Spec("odometry_topic", T.STRING, "base_odometry", "floating base: base state topic (nav_msgs/Odometry)"),
