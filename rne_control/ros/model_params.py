@@ -68,15 +68,16 @@ def load(source: str, elastic: dict, ignore_elasticity: bool, warn=None, **kw):
     return model
 
 
-def make_plant(declare, model, joints, loop_tolerance):
-    """The model's Plant for ``joints`` (None: the actuated joints), with a ``locked.<joint>`` parameter for
-    each uncontrolled joint that has a default position: ``declare(name, default, description)`` declares it
-    (read-only, the plant's default: 0 for a tree, mid-range for a loop's active joint, the home length of
-    a leg) and returns its value. ValueError names what the mechanics refuses."""
+def make_plant(params, model, joints, loop_tolerance, read_only=False):
+    """The model's Plant for ``joints`` (None: the actuated joints), with a ``locked.<joint>`` parameter
+    declared on ``params`` (a :class:`~rne_control.ros.params.TypedParameters`) for each uncontrolled joint
+    that has a default position (the plant's: 0 for a tree, mid-range for a loop's active joint, the home
+    length of a leg). ValueError names what the mechanics refuses."""
     plant = ctl.make_plant(model, joints, loop_tolerance=loop_tolerance)
     defaults = dict(zip(plant.state_names, plant.initial_state))
-    locked = {j: float(declare("locked." + j, float(defaults[j]), "position of uncontrolled joint %s while "
-                               "/joint_states lacks it, rad or m" % j)) for j in plant.lockable_names}
+    params.declare([Spec("locked." + j, T.DOUBLE, float(defaults[j]), "position of uncontrolled joint %s while "
+                         "/joint_states lacks it, rad or m" % j, read_only=read_only) for j in plant.lockable_names])
+    locked = {j: float(params.get("locked." + j)) for j in plant.lockable_names}
     if any(locked[j] != defaults[j] for j in locked):
         plant = ctl.make_plant(model, joints, locked, loop_tolerance)
     return plant

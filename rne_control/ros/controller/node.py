@@ -49,7 +49,7 @@ from ...control.warmup import CompileMonitor
 from ..conversions import (accel_fields, bind_float_field, controller_state_message, fill_controller_state,
                            odometry_fields, trajectory_fields)
 from .. import model_params
-from ..params import Spec, T, TypedParameters
+from ..params import T, TypedParameters
 from ..paths import resolve_model_file
 from ..realtime import apply_realtime_options
 from ..runner import STOP, run
@@ -128,12 +128,9 @@ class ControllerNode(Node):
     def _make_plant(self, model):
         """The model's Plant for the ``joints`` parameter, with ``locked.<joint>`` parameters for the
         uncontrolled joints that have a default position."""
-        def declare(name, default, description):
-            self.params.declare([Spec(name, T.DOUBLE, default, description, read_only=True)])
-            return self.params.get(name)
         try:
-            return model_params.make_plant(declare, model, self.params.get("joints") or None,
-                                           float(self.params.get("loop_tolerance")))
+            return model_params.make_plant(self.params, model, self.params.get("joints") or None,
+                                           float(self.params.get("loop_tolerance")), read_only=True)
         except ValueError as e:
             raise ConfigError(str(e)) from None
 

@@ -55,7 +55,7 @@ from ...control.plant import DEFAULT_LOOP_TOLERANCE
 from ...control.simulation import Simulation
 from .. import model_params
 from ..conversions import time_msg
-from ..params import Spec, T, TypedParameters
+from ..params import TypedParameters
 from ..paths import resolve_model_file
 from ..runner import run
 from .output import StateOutput
@@ -112,13 +112,8 @@ class SimNode(Node):
 
     def _setup(self, xml):
         p = self.p
-
-        def declare(name, default, description):
-            self.params.declare([Spec(name, T.DOUBLE, default, description)])
-            return self.params.get(name)
-
         # the commanded joints are simulated; the uncontrolled ones held at their locked.<joint> positions
-        plant = model_params.make_plant(declare, self._load(xml), p["joints"] or None, DEFAULT_LOOP_TOLERANCE)
+        plant = model_params.make_plant(self.params, self._load(xml), p["joints"] or None, DEFAULT_LOOP_TOLERANCE)
         held_names, held_q = plant.held_joint_states()
         self.locked_names = list(held_names)
         self.plant = plant
