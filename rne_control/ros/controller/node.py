@@ -52,7 +52,7 @@ from .. import model_params
 from ..params import T, TypedParameters
 from ..paths import resolve_model_file
 from ..realtime import apply_realtime_options
-from ..runner import STOP, run
+from ..runner import STOP, check_executor, run
 from . import diagnostics, follow_joint_trajectory, platform_topics
 from .loop_stats import LoopStats
 from .settings import RUNTIME_NAMES, RUNTIME_SPECS, STATIC_SPECS, ConfigError, LoopSettings
@@ -75,6 +75,10 @@ class ControllerNode(Node):
         self.params.declare(STATIC_SPECS)
         self.params.declare(RUNTIME_SPECS)
         self.params.declare(model_params.SPECS)
+        try:
+            self.executor_kind = check_executor(self.params.get("executor"))   # the runner's
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
         self._rejected = {"joint_trajectory": 0, "base_odometry": 0, "base_accel": 0,
                           "robot_description": 0, "parameters": 0}
         self._desc_sub = None

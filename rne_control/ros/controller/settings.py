@@ -41,6 +41,9 @@ cpu_affinity              integer[]   unset                         CPUs for the
                                                                     middleware's threads keep theirs)
 sched_priority            integer     0                             SCHED_FIFO priority (1..99) if allowed; 0 off
 gc_freeze                 bool        true                          gc.freeze() after start-up
+executor                  string      events                        events (rclpy's EventsExecutor; the default
+                                                                    where it imports, else single_threaded) |
+                                                                    single_threaded
 ========================  ==========  ============================  ===========================================
 
 Control (changeable at run time; validated, a bad value is refused with a
@@ -78,6 +81,7 @@ from ...control.settings import DEFAULTS
 from ...control.watchdog import ON_STALE
 from ..conversions import COMMAND_TYPES
 from ..params import Spec, T
+from ..runner import DEFAULT_EXECUTOR, EXECUTORS
 
 TRIGGERS = ("timer", "state")
 
@@ -113,6 +117,8 @@ STATIC_SPECS = [
          read_only=True),
     Spec("sched_priority", T.INTEGER, 0, "SCHED_FIFO priority 1..99 where allowed (0: off)", read_only=True),
     Spec("gc_freeze", T.BOOL, True, "gc.freeze() after start-up", read_only=True),
+    Spec("executor", T.STRING, DEFAULT_EXECUTOR, "rclpy executor that spins the node", read_only=True,
+         choices=list(EXECUTORS)),
 ]
 
 RUNTIME_SPECS = [

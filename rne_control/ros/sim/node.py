@@ -73,6 +73,7 @@ class SimNode(Node):
         self.params.declare(SPECS)
         self.p = p = {s.name: self.params.get(s.name) for s in SPECS}
         validate(p)
+        self.executor_kind = p["executor"]   # the runner's
 
         self.model = None
         self._ready = False

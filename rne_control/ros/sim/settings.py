@@ -13,6 +13,7 @@ import math
 
 from ..conversions import COMMAND_TYPES
 from ..params import Spec, T
+from ..runner import DEFAULT_EXECUTOR, EXECUTORS, check_executor
 
 SPECS = [
     Spec("model_file", T.STRING, "", "URDF or DH YAML path (absolute or relative to the share folder)"),
@@ -51,6 +52,7 @@ SPECS = [
     Spec("lockstep_timeout", T.DOUBLE, 1.0, "lockstep: wall s to wait for a command"),
     Spec("lockstep_idle_timeout", T.DOUBLE, 0.1, "lockstep: wall s per step while no controller answers"),
     Spec("start_time", T.DOUBLE, 1.0, "lockstep: sim time of step 0, s"),
+    Spec("executor", T.STRING, DEFAULT_EXECUTOR, "rclpy executor that spins the node", choices=list(EXECUTORS)),
 ]
 
 
@@ -64,6 +66,7 @@ def validate(p: dict) -> None:
             raise ValueError(f"parameter '{s.name}' must be {' or '.join(s.choices)}")
     if p["substeps"] < 1:
         raise ValueError("parameter 'substeps' must be >= 1")
+    check_executor(p["executor"])
     for k in ("position_noise", "velocity_noise", "command_timeout", "control_period"):
         if not (math.isfinite(p[k]) and p[k] >= 0):
             raise ValueError(f"parameter '{k}' must be >= 0")
