@@ -254,6 +254,9 @@ def run_session(args, sess):
     # a light plant, so that the simulator takes as little of the machine as possible from the node under
     # test: semi-implicit Euler at 1 kHz (default; --sim-integrator rk4 for RK4), joint states at the rate
     sim = {"integrator": args.sim_integrator, "sim_rate": float(args.sim_rate), "publish_rate": float(args.rate)}
+    for kv in args.sim_param or []:
+        k, v = kv.split(":=", 1)
+        sim[k] = yaml.safe_load(v)
     over.write_text(yaml.safe_dump({"/**/rne_controller": {"ros__parameters": ctl},
                                     "/**/rne_sim": {"ros__parameters": sim}}))
     echo_out = tmp / "echo.npz"
@@ -271,7 +274,7 @@ def run_session(args, sess):
         procs["node"] = Proc("rne_controller", console("rne_controller") + [
             "--ros-args", "--params-file", str(cfg_path), "--params-file", str(over)], tmp)
 
-    rclpy.init()
+    rclpy.init(args=[])   # not this script's argv: rcl would read KEY:=VALUE as remappings
     node = rclpy.create_node("bench_monitor")
     lock = threading.Lock()
     rec = {"cmd": [], "err": []}
@@ -503,6 +506,7 @@ def main(argv=None):
     ap.add_argument("--sim-integrator", default="semi_implicit", choices=["semi_implicit", "rk4"])
     ap.add_argument("--sim-rate", type=float, default=1000.0, help="rne_sim integration rate, Hz")
     ap.add_argument("--ctl-param", action="append", metavar="KEY:=VALUE", help="extra controller parameter")
+    ap.add_argument("--sim-param", action="append", metavar="KEY:=VALUE", help="extra rne_sim parameter")
     ap.add_argument("--baseline-node", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--echo-node", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--executor", default=DEFAULT_EXECUTOR, help=argparse.SUPPRESS)

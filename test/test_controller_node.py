@@ -12,6 +12,7 @@ import pytest
 
 
 import rne_control as rc  # noqa: E402
+from rne_control.ros.runner import EXECUTORS  # noqa: E402
 from ros_util import config, sec_to_stamp, stamp_to_sec  # noqa: E402
 
 PUMA = config("puma560.yaml")
@@ -179,9 +180,12 @@ def test_subset_of_joints_locked_values_and_joint_state_command(ros_procs, ros_n
     assert stamp_to_sec(msg.header.stamp) == pytest.approx(ls.t - ls.dt)
 
 
-def test_parameters_refused_and_mode_switch_ramps(ros_procs, ros_node, puma):
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_parameters_refused_and_mode_switch_ramps(ros_procs, ros_node, puma, executor):
+    """Lockstep on /clock and the parameter services, on each executor."""
     ramp, rate = 0.5, 200
-    ctl = start_controller(ros_procs, {"rate": rate, "ramp_time": ramp, "effort_limits": BIG})   # rate: integer
+    ctl = start_controller(ros_procs, {"rate": rate, "ramp_time": ramp, "effort_limits": BIG,   # rate: integer
+                                       "executor": executor})
     ls = Lockstep(ros_node, rate, state=False)
     q = np.array([0.1, 0.7, -0.9, 0.2, 0.5, 0.0])
     z = np.zeros(6)
@@ -207,6 +211,7 @@ def test_parameters_refused_and_mode_switch_ramps(ros_procs, ros_node, puma):
         ({"on_stale": "panic"}, "on_stale"),
         ({"ramp_time": -1.0}, "ramp_time"),
         ({"rate": 100.0}, "read-only"),
+        ({"executor": "single_threaded"}, "read-only"),
         ({"mode": 3}, ""),                                  # wrong type
     ]
     for change, why in bad:

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import ros_util
+from rne_control.ros.runner import EXECUTORS
 
 CFG = ros_util.config("puma560_controller.yaml")
 J = [f"joint{i}" for i in range(1, 7)]
@@ -31,7 +32,8 @@ ACCEPTED, EXECUTING, SUCCEEDED, CANCELED, ABORTED = 1, 2, 4, 5, 6
 class Rig:
     """The processes, the in-test node, its ActionClient and recordings."""
 
-    def __init__(self, workdir):
+    def __init__(self, workdir, executor):
+        self.executor = executor
         self.FJT = ros_util.load_interfaces()
         self.procs = ros_util.ProcessLauncher(workdir)
         self.tn = ros_util.TestNode("rne_test_fjt")
@@ -52,8 +54,9 @@ class Rig:
         self.clock = self.tn.collect(Clock, "/clock", qos=100, keep=10)
         self.ctl_state = self.tn.collect(Float64MultiArray, "/rne_controller/controller_state", qos=1000, keep=5000)
         self.traj_pub = self.tn.publisher(JointTrajectory, "/rne_controller/joint_trajectory")
-        common = {"rate": RATE, "gc_freeze": False}
-        self.sim = self.procs.start("rne_sim", params_file=CFG, params={"lockstep": True, "control_rate": RATE},
+        common = {"rate": RATE, "gc_freeze": False, "executor": self.executor}
+        self.sim = self.procs.start("rne_sim", params_file=CFG, params={"lockstep": True, "control_rate": RATE,
+                                                                       "executor": self.executor},
                                     log_name="rne_sim")
         self.ctl = self.procs.start("rne_controller", params_file=CFG,
                                     params=dict(common, use_sim_time=True, state_publish_rate=0.0),
@@ -153,10 +156,12 @@ def to_sec(d):
     return d.sec + 1e-9 * d.nanosec
 
 
-@pytest.fixture(scope="module")
-def rig(tmp_path_factory, compiled_kernels):
+@pytest.fixture(scope="module", params=EXECUTORS)
+def rig(request, tmp_path_factory, compiled_kernels):
+    """rne_sim in lockstep and rne_controller, both on the executor ``request.param``: every goal test
+    runs on each executor."""
     ros_util.build_interfaces()
-    r = Rig(tmp_path_factory.mktemp("fjt"))
+    r = Rig(tmp_path_factory.mktemp("fjt"), request.param)
     try:
         yield r
     finally:

@@ -8,11 +8,14 @@ signatures and numba's compile events, reported in /diagnostics).
 """
 import gc
 import os
+import signal
 import subprocess
 import sys
 
 import numpy as np
+import pytest
 
+from rne_control.ros.runner import EXECUTORS
 from ros_util import config
 from test_controller_node import Lockstep
 
@@ -200,4 +203,41 @@ def test_sigint_while_compiling_exits_0(ros_procs, ros_node, tmp_path):
     time.sleep(1.0)                                   # into the compilation (a minute with an empty cache)
     assert "loading the kernels" in ctl.log() and "kernels ready" not in ctl.log(), ctl.log()
     assert ctl.stop(timeout=60.0) == 0, ctl.log()[-3000:]
+    assert "kernels ready" not in ctl.log()
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signals_exit_0_on_each_executor(ros_procs, ros_node, executor, sig):
+    """rne_controller and rne_sim spinning on ``executor`` (its own signal handlers must not replace the
+    nodes') exit with code 0 on SIGINT and SIGTERM, and both publish before that."""
+    import time
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    states = ros_node.collect(JointState, "/joint_states")
+    cmds = ros_node.collect(Float64MultiArray, "/effort_controller/commands")
+    common = {"gc_freeze": False, "executor": executor}
+    sim = ros_procs.start("rne_sim", params_file=config("puma560_controller.yaml"), params=common)
+    ctl = ros_procs.start("rne_controller", params_file=config("puma560_controller.yaml"), params=common)
+    assert ros_node.wait_for(lambda: len(cmds) > 20 and len(states) > 20, 60.0, procs=[sim, ctl]), \
+        ctl.log()[-3000:] + sim.log()[-3000:]
+    assert ctl.stop(timeout=10.0, sig=sig) == 0, ctl.log()[-3000:]
+    assert sim.stop(timeout=10.0, sig=sig) == 0, sim.log()[-3000:]
+
+
+def test_sigterm_while_compiling_exits_0_single_threaded(ros_procs, ros_node, tmp_path):
+    """As :func:`test_sigint_while_compiling_exits_0` (on the default executor, SIGINT), with SIGTERM and
+    ``executor: single_threaded``."""
+    import time
+
+    ctl = ros_procs.start("rne_controller", params={"model_file": config("puma560.yaml"), "gc_freeze": False,
+                                                    "executor": "single_threaded"},
+                          env={"NUMBA_CACHE_DIR": str(tmp_path / "cache")})
+    deadline = time.monotonic() + 120.0
+    while "loading the kernels" not in ctl.log() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    assert "loading the kernels" in ctl.log() and "kernels ready" not in ctl.log(), ctl.log()
+    assert ctl.stop(timeout=60.0, sig=signal.SIGTERM) == 0, ctl.log()[-3000:]
     assert "kernels ready" not in ctl.log()

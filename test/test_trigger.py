@@ -4,9 +4,11 @@ import threading
 import time
 
 import numpy as np
+import pytest
 
 import rne_control as rc
 from rne_control.control import ControlLaw
+from rne_control.ros.runner import EXECUTORS
 from ros_util import config
 
 PUMA = config("puma560.yaml")
@@ -67,9 +69,10 @@ def expected_law(model, q_hold):
     return lambda q, qd: np.array(law.compute(q, qd, q_hold, z, z, 1.0))
 
 
-def test_one_command_per_state_computed_from_it(ros_procs, ros_node):
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_one_command_per_state_computed_from_it(ros_procs, ros_node, executor):
     model = rc.load_model(PUMA)
-    ctl = start(ros_procs, state_timeout=30.0)     # no stale hold within the test, however slow the machine
+    ctl = start(ros_procs, state_timeout=30.0, executor=executor)   # no stale hold within the test
     d = Driver(ros_node)
     q0 = np.array([0.1, 0.7, -0.4, 0.2, 0.3, 0.1])
     d.connect(ctl, q0)
@@ -99,10 +102,12 @@ def test_one_command_per_state_computed_from_it(ros_procs, ros_node):
     assert ctl.stop() == 0
 
 
-def test_driver_stops_watchdog_fires_and_restart_ramps(ros_procs, ros_node):
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_driver_stops_watchdog_fires_and_restart_ramps(ros_procs, ros_node, executor):
+    """The watchdog's timer (its period switching between WATCH_PERIOD and 1/rate) on each executor."""
     model = rc.load_model(PUMA)
     timeout, ramp = 0.05, 0.4
-    ctl = start(ros_procs, rate=200.0, state_timeout=timeout, ramp_time=ramp, on_stale="hold")
+    ctl = start(ros_procs, rate=200.0, state_timeout=timeout, ramp_time=ramp, on_stale="hold", executor=executor)
     d = Driver(ros_node)
     q0 = np.array([0.0, 0.8, -0.5, 0.0, 0.4, 0.0])
     d.connect(ctl, q0)

@@ -158,7 +158,7 @@ class ControlCycle:
             got = self.mapper.update(names, position, velocity, (stamp_ns if stamp_ns else now_ns) * 1e-9, effort,
                                      now_ns * 1e-9)
         except JointStateError as e:
-            self._reject(e)
+            self.reject(e)
             return False
         if not got:
             self.ignored_states += 1
@@ -186,7 +186,8 @@ class ControlCycle:
         self.states += 1
         return True
 
-    def _reject(self, reason) -> None:
+    def reject(self, reason) -> None:
+        """Count a joint-state message refused for ``reason`` and log it (throttled)."""
         self.rejected_states += 1
         self.log.warning("rejected /joint_states: %s (%d rejected)" % (reason, self.rejected_states),
                          throttle_duration_sec=2.0)
@@ -234,7 +235,7 @@ class ControlCycle:
         except StateError as e:  # e.g. a loop that does not close at the measured state: hold the last good one
             if self.states != self._rejected_at:   # count each received state once
                 self._rejected_at = self.states
-                self._reject(e)
+                self.reject(e)
             return self._hold(reset=False)
         except ValueError as e:  # a non-finite reference must never stop the loop nor reach the output
             self.log.error("control law failed (%s): holding the measured position" % e, throttle_duration_sec=1.0)

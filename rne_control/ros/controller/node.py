@@ -46,13 +46,14 @@ from ...control.settings import Settings
 from ...control.trajectory import TrajectoryError
 from ...control.watchdog import FRESH
 from ...control.warmup import CompileMonitor
-from ..conversions import (accel_fields, bind_float_field, controller_state_message, fill_controller_state,
-                           odometry_fields, trajectory_fields)
+from ..conversions import (accel_fields, controller_state_message, fill_controller_state, odometry_fields,
+                           trajectory_fields)
 from .. import model_params
 from ..params import T, TypedParameters
 from ..paths import resolve_model_file
 from ..realtime import apply_realtime_options
 from ..runner import STOP, check_executor, run
+from ..wire import JointStateReader, SerializedMessage
 from . import diagnostics, follow_joint_trajectory, platform_topics
 from .loop_stats import LoopStats
 from .settings import RUNTIME_NAMES, RUNTIME_SPECS, STATIC_SPECS, ConfigError, LoopSettings
@@ -152,10 +153,13 @@ class ControllerNode(Node):
         except ValueError as e:
             raise ConfigError("invalid parameter: %s" % e) from None
 
-        # --- the command message; the cycle writes the command into its array
+        # --- the command: the cycle writes it into cmd, which is copied into the serialised message
         self._cmd_is_js = ctype == "joint_state"
-        self._cmd_msg = JointState(name=list(self.joints)) if self._cmd_is_js else Float64MultiArray()
-        cmd = bind_float_field(self._cmd_msg, "effort" if self._cmd_is_js else "data", nc)
+        self._cmd_field = "effort" if self._cmd_is_js else "data"
+        cmd_msg = JointState(name=list(self.joints)) if self._cmd_is_js else Float64MultiArray()
+        self._cmd_wire = SerializedMessage(cmd_msg, {self._cmd_field: nc}, stamped=self._cmd_is_js)
+        self._cmd_out = self._cmd_wire.views[self._cmd_field]
+        cmd = np.zeros(nc)
         try:
             self.cycle = cycle = ControlCycle(plant, settings, loop.trigger_joints, loop.velocity_filter_cutoff,
                                               out=cmd, log=log)
@@ -177,7 +181,7 @@ class ControllerNode(Node):
         log.info("kernels ready in %.2f s" % (time.perf_counter() - t0))
 
         # --- publishers (messages preallocated; numpy views share their buffers)
-        self._cmd_pub = self.create_publisher(type(self._cmd_msg), self.params.get("command_topic"), 10)
+        self._cmd_pub = self.create_publisher(type(cmd_msg), self.params.get("command_topic"), 10)
         self._state_msg, self._state2d, self._state_extra = controller_state_message(nc, plant.extra_state())
         self._state_pub = self.create_publisher(Float64MultiArray, "~/controller_state", 10)
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
@@ -193,8 +197,11 @@ class ControllerNode(Node):
 
         # --- subscriptions and timers
         # deep enough for several drivers publishing between two cycles (each message carries other joints)
+        # raw: the states are read from their serialised bytes (rne_control.ros.wire)
+        self._js_reader = JointStateReader(JointState)
         self._js_sub = self.create_subscription(
-            JointState, "/joint_states", self._on_state_trigger if self._trigger_state else self._on_joint_state, 100)
+            JointState, "/joint_states", self._on_state_trigger if self._trigger_state else self._on_joint_state, 100,
+            raw=True)
         self.create_subscription(JointTrajectory, "~/joint_trajectory", self._on_trajectory, 10)
         self.create_subscription(Odometry, "base_odometry", self._on_odometry, 10)
         self.create_subscription(AccelStamped, "base_accel", self._on_accel, 10)
@@ -219,12 +226,16 @@ class ControllerNode(Node):
     def _now(self) -> float:
         return self._now_ns() * 1e-9
 
-    def _on_joint_state(self, msg: JointState) -> None:
-        """Merge one /joint_states message into the cycle (see :mod:`rne_control.control.joint_states`)."""
+    def _on_joint_state(self, raw: bytes) -> None:
+        """Merge one serialised /joint_states message into the cycle (see
+        :mod:`rne_control.control.joint_states`)."""
         arrival_ns = time.perf_counter_ns()
-        st = msg.header.stamp
-        self.cycle.merge(msg.name, msg.position, msg.velocity, msg.effort, st.sec * 1000000000 + st.nanosec,
-                         self._now_ns(), arrival_ns)
+        try:
+            names, position, velocity, effort, stamp_ns = self._js_reader.read(raw)
+        except Exception as e:   # not a JointState rclpy can read: rejected like a bad one
+            self.cycle.reject(e)
+            return
+        self.cycle.merge(names, position, velocity, effort, stamp_ns, self._now_ns(), arrival_ns)
 
     def _drain_joint_states(self) -> bool:
         """Merge the joint states that have arrived but not been dispatched yet; True if any."""
@@ -239,7 +250,7 @@ class ControllerNode(Node):
             self._on_joint_state(info[0])
 
     # ------------------------------------------------------------ what starts a cycle
-    def _on_state_trigger(self, msg: JointState) -> None:
+    def _on_state_trigger(self, msg: bytes) -> None:
         """trigger: state. Merge this message and any queued behind it (the newest state wins), then run
         one cycle if a trigger joint was updated and every required joint is fresh."""
         self._on_joint_state(msg)
@@ -297,12 +308,12 @@ class ControllerNode(Node):
         cycle = self.cycle
         if cycle.update(now_ns) is None:
             return
+        wire = self._cmd_wire
+        self._cmd_out[:] = cycle.cmd
         if self._cmd_is_js:
-            st = self._cmd_msg.header.stamp
-            st.sec = now_ns // 1000000000
-            st.nanosec = now_ns % 1000000000
+            wire.stamp(now_ns)
         handoff = time.perf_counter_ns()
-        self._cmd_pub.publish(self._cmd_msg)
+        self._cmd_pub.publish(wire.bytes())
         done = time.perf_counter_ns()
         self.stats.published_command(entry_ns, handoff, done)
         if cycle.outcome != LAW:

@@ -58,6 +58,7 @@ from ..conversions import time_msg
 from ..params import TypedParameters
 from ..paths import resolve_model_file
 from ..runner import run
+from ..wire import JointStateReader, read_float64_array
 from .output import StateOutput
 from .settings import SPECS, validate
 
@@ -183,11 +184,13 @@ class SimNode(Node):
         # the uncontrolled joints belong to their own drivers: published only when asked for
         held = ([], []) if not p["publish_uncontrolled"] else (list(held_names), held_q.tolist())
         self.output = StateOutput(self, self.sim, p, held, self.base_frame if self.floating else None)
+        # depth 1: a driver applies the newest command; a queue would only delay it. raw: read from the
+        # serialised bytes (rne_control.ros.wire)
         if p["command_type"] == "joint_state":
-            # depth 1: a driver applies the newest command; a queue would only delay it
-            self.create_subscription(JointState, p["command_topic"], self._on_joint_state_command, 1)
+            self._js_reader = JointStateReader(JointState)
+            self.create_subscription(JointState, p["command_topic"], self._on_joint_state_command, 1, raw=True)
         else:
-            self.create_subscription(Float64MultiArray, p["command_topic"], self._on_array_command, 1)
+            self.create_subscription(Float64MultiArray, p["command_topic"], self._on_array_command, 1, raw=True)
 
         self.steady = Clock(clock_type=ClockType.STEADY_TIME)
         if p["lockstep"]:
@@ -251,26 +254,36 @@ class SimNode(Node):
         if self.p["lockstep"]:
             self._ls_on_command()
 
-    def _on_array_command(self, msg):
+    def _on_array_command(self, raw):
         if not self._ready:
             return
-        if len(msg.data) != self.n:
-            self._warn_bad(f"{len(msg.data)} efforts for {self.n} joints")
+        try:
+            u = read_float64_array(raw, Float64MultiArray)
+        except Exception as e:
+            self._warn_bad(f"unreadable message: {e}")
             return
-        self._accept(np.array(msg.data, dtype=float))
+        if len(u) != self.n:
+            self._warn_bad(f"{len(u)} efforts for {self.n} joints")
+            return
+        self._accept(u)
 
-    def _on_joint_state_command(self, msg):
+    def _on_joint_state_command(self, raw):
         if not self._ready:
             return
-        if len(msg.effort) != len(msg.name):
+        try:
+            names, _, _, effort, _ = self._js_reader.read(raw)
+        except Exception as e:
+            self._warn_bad(f"unreadable message: {e}")
+            return
+        if len(effort) != len(names):
             self._warn_bad("effort and name lengths differ")
             return
-        idx = {nm: i for i, nm in enumerate(msg.name)}
+        idx = {nm: i for i, nm in enumerate(names)}
         missing = [j for j in self.joints if j not in idx]
         if missing:
             self._warn_bad(f"missing joints {missing}")
             return
-        self._accept(np.array([msg.effort[idx[j]] for j in self.joints], dtype=float))
+        self._accept(np.array([effort[idx[j]] for j in self.joints], dtype=float))
 
     # ------------------------------------------------------------------ real time
     def _rt_loop(self):

@@ -7,6 +7,7 @@ from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 
 from ..conversions import time_msg
+from ..wire import SerializedMessage
 
 
 class StateOutput:
@@ -24,8 +25,14 @@ class StateOutput:
         self.rng = np.random.default_rng(p["noise_seed"] or None)
         names = sim.joint_states()[0]
         self.js_pub = node.create_publisher(JointState, p["joint_states_topic"], 10)
-        self.js_msg = JointState()
-        self.js_msg.name = list(names) + list(held[0])
+        # serialised once; each publish rewrites its numbers (rne_control.ros.wire)
+        n_all = len(names) + len(held[0])
+        self.js_wire = SerializedMessage(JointState(name=list(names) + list(held[0])),
+                                         {"position": n_all, "velocity": n_all, "effort": n_all}, stamped=True)
+        self.n_sim = n = len(names)
+        v = self.js_wire.views
+        self.position, self.velocity, self.effort = v["position"][:n], v["velocity"][:n], v["effort"][:n]
+        v["position"][n:] = held[1]   # the held joints: at their positions, at rest, no effort
         self.odom_pub = None
         if base_frame is not None:
             self.odom_pub = node.create_publisher(Odometry, p["odometry_topic"], 10)
@@ -35,25 +42,21 @@ class StateOutput:
 
     def publish(self, stamp_ns: int) -> None:
         """Publish the state now, stamped ``stamp_ns`` (ROS time, ns)."""
-        stamp = time_msg(stamp_ns)
         _, q, qd, effort = self.sim.joint_states()
         pn, vn = self.noise
         if pn > 0:
             q = q + self.rng.normal(0.0, pn, q.shape[0])
         if vn > 0:
             qd = qd + self.rng.normal(0.0, vn, qd.shape[0])
-        m = self.js_msg
-        m.header.stamp = stamp
-        held = self.held[1]
-        z = [0.0] * len(held)
-        m.position = q.tolist() + held
-        m.velocity = qd.tolist() + z
-        m.effort = effort.tolist() + z
-        self.js_pub.publish(m)
+        self.position[:] = q
+        self.velocity[:] = qd
+        self.effort[:] = effort
+        self.js_wire.stamp(stamp_ns)
+        self.js_pub.publish(self.js_wire.bytes())
         if self.odom_pub is not None:
             st = self.sim.state
             o = self.odom_msg
-            o.header.stamp = stamp
+            o.header.stamp = time_msg(stamp_ns)
             pp, qq, vv = o.pose.pose.position, o.pose.pose.orientation, st.twist
             pp.x, pp.y, pp.z = (float(x) for x in st.pos)
             qq.x, qq.y, qq.z, qq.w = (float(x) for x in st.quat)
