@@ -34,6 +34,7 @@ compute p99 <= 30 us on the arm (issue 13), p50 <= 30 and p99 <= 100 us on the o
 from __future__ import annotations
 
 import argparse
+import array
 import json
 import os
 import re
@@ -107,7 +108,6 @@ def echo_main(executor, n, topic, out, rt):
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
-    from rne_control.ros.conversions import bind_float_field
     from rne_control.ros.realtime import apply_realtime_options
     from rne_control.ros.runner import run
 
@@ -116,7 +116,8 @@ def echo_main(executor, n, topic, out, rt):
             super().__init__("bench_echo")
             self.executor_kind = executor
             self.msg = Float64MultiArray()
-            self.data = bind_float_field(self.msg, "data", n)
+            self.msg.data = array.array("d", bytes(8 * n))
+            self.data = np.frombuffer(self.msg.data, dtype=np.float64)   # the message's own buffer
             self.entry = np.zeros(ECHO_CAPACITY, dtype=np.int64)
             self.done = np.zeros(ECHO_CAPACITY, dtype=np.int64)
             self.k = 0

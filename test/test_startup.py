@@ -211,7 +211,6 @@ def test_sigint_while_compiling_exits_0(ros_procs, ros_node, tmp_path):
 def test_signals_exit_0_on_each_executor(ros_procs, ros_node, executor, sig):
     """rne_controller and rne_sim spinning on ``executor`` (its own signal handlers must not replace the
     nodes') exit with code 0 on SIGINT and SIGTERM, and both publish before that."""
-    import time
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 

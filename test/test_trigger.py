@@ -104,7 +104,7 @@ def test_one_command_per_state_computed_from_it(ros_procs, ros_node, executor):
 
 @pytest.mark.parametrize("executor", EXECUTORS)
 def test_driver_stops_watchdog_fires_and_restart_ramps(ros_procs, ros_node, executor):
-    """The watchdog's timer (its period switching between WATCH_PERIOD and 1/rate) on each executor."""
+    """The watchdog's timer (its period switching between WATCH_FRACTION of state_timeout and 1/rate) on each executor."""
     model = rc.load_model(PUMA)
     timeout, ramp = 0.05, 0.4
     ctl = start(ros_procs, rate=200.0, state_timeout=timeout, ramp_time=ramp, on_stale="hold", executor=executor)

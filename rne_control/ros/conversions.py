@@ -35,9 +35,6 @@ platform. A tree adds nothing.
 """
 from __future__ import annotations
 
-import array
-from typing import Tuple
-
 import numpy as np
 
 from ..control.laws import SPLIT_PARTS
@@ -96,44 +93,26 @@ def joint_trajectory_message(joint_names, start_ns: int, pieces, dt: float, from
     return msg
 
 
-def float_buffer(n: int) -> Tuple[array.array, np.ndarray]:
-    """An array.array('d') for a message field and a numpy view sharing its memory."""
-    buf = array.array("d", bytes(8 * n))
-    view = np.frombuffer(buf, dtype=np.float64) if n else np.zeros(0)
-    return buf, view
-
-
-def bind_float_field(msg, field: str, n: int) -> np.ndarray:
-    """Give ``msg.<field>`` (a float64[] field) n zeros and return a numpy view of the message's own
-    buffer: writing into the view updates the message without any allocation.
-
-    (The generated setter may copy what it is given, so the view is taken after the assignment.)
-    """
-    setattr(msg, field, array.array("d", bytes(8 * n)))
-    buf = getattr(msg, field)
-    if not isinstance(buf, array.array) or buf.typecode != "d":
-        raise TypeError("%s.%s is not an array('d')" % (type(msg).__name__, field))
-    return np.frombuffer(buf, dtype=np.float64) if n else np.zeros(0)
-
-
 def controller_state_message(nc: int, extra: dict):
-    """A preallocated ``~/controller_state`` message (layout in the module docstring) for ``nc`` joints
-    and the extra arrays ``extra`` (name -> array, for the sizes). Returns (msg, rows (F, nc) view,
-    {name: view}); the views share the message's buffer."""
+    """A ``~/controller_state`` message (layout in the module docstring) for ``nc`` joints and the extra
+    arrays ``extra`` (name -> array, for the sizes), serialised once. Returns (message, rows (F, nc) view,
+    {name: view}): the views share the serialised message's buffer; publish ``message.bytes()``."""
     from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+    from .wire import SerializedMessage
     F = len(STATE_FIELDS)
     sizes = {k: int(np.size(v)) for k, v in extra.items()}
     msg = Float64MultiArray()
-    data = bind_float_field(msg, "data", F * nc + sum(sizes.values()))
     msg.layout.dim = [MultiArrayDimension(label="field", size=F, stride=F * nc),
                       MultiArrayDimension(label="joint", size=nc, stride=nc)] + [
         MultiArrayDimension(label=k, size=m, stride=m) for k, m in sizes.items()]
     msg.layout.data_offset = 0
+    wire = SerializedMessage(msg, {"data": F * nc + sum(sizes.values())})
+    data = wire.views["data"]
     views, at = {}, F * nc
     for k, m in sizes.items():
         views[k] = data[at:at + m]
         at += m
-    return msg, data[:F * nc].reshape(F, nc), views
+    return wire, data[:F * nc].reshape(F, nc), views
 
 
 def fill_controller_state(rows, views, desired, measured, command, parts: dict, extra: dict) -> None:

@@ -61,9 +61,10 @@ from .settings import RUNTIME_NAMES, RUNTIME_SPECS, STATIC_SPECS, ConfigError, L
 NODE_NAME = "rne_controller"
 # with use_sim_time: how long (wall s) a cycle waits for the joint state stamped with its own time
 SIM_STATE_WAIT = 0.005
-# trigger: state: the watchdog timer's period (s) while the state is fresh (at most 1/rate), so that the
-# executor is not woken at rate on top of the states: a stale state is seen within this of state_timeout
-WATCH_PERIOD = 0.005
+# trigger: state: the watchdog timer's period while the state is fresh, as a fraction of state_timeout (at
+# least 1/rate), so that the executor is not woken at rate on top of the states: a stale state is seen
+# within a quarter of state_timeout after it went stale
+WATCH_FRACTION = 0.25
 
 
 class ControllerNode(Node):
@@ -208,7 +209,6 @@ class ControllerNode(Node):
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self._timer = self.create_timer(self.period, self._on_timer)
         self._period_ns = self._timer.timer_period_ns
-        self._watch_period_ns = max(self._period_ns, int(WATCH_PERIOD * 1e9))
         self._diag_timer = self.create_timer(1.0, self._on_diagnostics,
                                              clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._fjt = follow_joint_trajectory.create_server(self)   # None without control_msgs
@@ -285,14 +285,15 @@ class ControllerNode(Node):
         self._cycle(time.perf_counter_ns(), now_ns)   # compute starts here, as with trigger: state
 
     def _watchdog_tick(self) -> bool:
-        """trigger: state: the timer watches the state. While it is fresh (or missing) the timer runs at
-        ``WATCH_PERIOD`` (a state the executor has not handed over yet gets its cycle here) and no cycle
-        is due: True. When it goes stale the timer runs at ``rate`` and each tick is a cycle (on_stale)."""
+        """trigger: state: the timer watches the state. While it is fresh (or missing) the timer's period is
+        ``WATCH_FRACTION`` of ``state_timeout`` (a state the executor has not handed over yet gets its cycle
+        here) and no cycle is due: True. When it goes stale the timer runs at ``rate`` and each tick is a
+        cycle (on_stale)."""
         self._drain_joint_states()
         wd = self.cycle.watchdog
         if wd.last == -math.inf or wd.fresh(self._now()):
             self._triggered_cycle()
-            self._set_timer_period(self._watch_period_ns)
+            self._set_timer_period(max(self._period_ns, int(WATCH_FRACTION * 1e9 * wd.timeout)))
             return True
         self._set_timer_period(self._period_ns)
         return False
@@ -338,7 +339,7 @@ class ControllerNode(Node):
             return
         fill_controller_state(self._state2d, self._state_extra, (cycle.q_d, cycle.qd_d, cycle.qdd_d),
                               (plant.q, plant.qd), cycle.cmd, parts, extra)
-        self._state_pub.publish(self._state_msg)
+        self._state_pub.publish(self._state_msg.bytes())
 
     # ------------------------------------------------------------ parameters
     def _on_set_parameters(self, params) -> SetParametersResult:
