@@ -32,10 +32,9 @@ bench: $(STAMP)
 	$(VPY) bench/bench_identification.py
 	$(VPY) bench/bench_closed_loop.py
 
+# the arm against the bare echo node on both executors, then the palletiser and the platform: one invocation
 bench-loop: $(STAMP)
 	$(VPY) bench/bench_loop.py
-	$(VPY) bench/bench_loop.py --config config/palletizer_controller.yaml
-	$(VPY) bench/bench_loop.py --config config/gough_stewart_controller.yaml
 	$(VPY) bench/bench_cycle.py
 	$(VPY) bench/bench_descriptions.py
 	$(VPY) bench/bench_stalls.py --with-sim config/arm7_controller.yaml

@@ -29,6 +29,8 @@ from rclpy.serialization import deserialize_message, serialize_message
 _LE = b"\x00\x01"
 _U32 = struct.Struct("<I")
 _STAMP = struct.Struct("<iI")
+_HEADER = struct.Struct("<iII")   # stamp (sec, nanosec), then the frame_id's length
+_F8 = np.dtype("<f8")
 _BODY = 4          # the encapsulation header's length: alignment counts from here
 _NAMES_CACHE = 8   # distinct name lists remembered (one per publisher or joint group)
 
@@ -48,7 +50,7 @@ def _doubles(raw: bytes, pos: int):
     end = pos + 8 * count
     if end > len(raw):
         raise ValueError("sequence past the end of the message")
-    return np.frombuffer(raw, dtype="<f8", count=count, offset=pos), end
+    return np.frombuffer(raw, dtype=_F8, count=count, offset=pos), end
 
 
 _EMPTY = np.zeros(0)
@@ -80,23 +82,24 @@ class JointStateReader:
                 np.asarray(m.effort, dtype=float), st.sec * 1000000000 + st.nanosec)
 
     def _read_le(self, raw: bytes):
-        sec, nanosec = _STAMP.unpack_from(raw, _BODY)
-        (n_frame,) = _U32.unpack_from(raw, _BODY + 8)
+        sec, nanosec, n_frame = _HEADER.unpack_from(raw, _BODY)
         pos = _align(_BODY + 12 + n_frame, 4)
-        names = None
         for entry in self._names:
-            block, segments, cached = entry
+            block, segments, names = entry
             # the block as last seen; else its strings without the padding between them, whose bytes
             # the serialiser may leave uninitialised
-            if raw.startswith(block, pos) or all(raw.startswith(seg, pos + at) for at, seg in segments):
-                entry[0] = raw[pos:pos + len(block)]
-                names, pos = cached, pos + len(block)
+            if raw.startswith(block, pos):
                 break
-        if names is None:
-            names, pos = self._read_names(raw, pos)
-        position, pos = _doubles(raw, _align(pos, 4))
+            if all(raw.startswith(seg, pos + at) for at, seg in segments):
+                entry[0] = raw[pos:pos + len(block)]
+                break
+        else:
+            names, end = self._read_names(raw, pos)
+            block = raw[pos:end]
+        pos = _align(pos + len(block), 4)
+        position, pos = _doubles(raw, pos)
         velocity, pos = _doubles(raw, _align(pos, 4))
-        effort, pos = _doubles(raw, _align(pos, 4))
+        effort, _ = _doubles(raw, _align(pos, 4))
         return names, position.copy(), velocity.copy(), effort, sec * 1000000000 + nanosec
 
     def _read_names(self, raw: bytes, start: int):
