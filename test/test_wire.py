@@ -26,17 +26,22 @@ def random_joint_state(rng):
     return m
 
 
+def assert_read_as(read, m):
+    """What JointStateReader.read returned equals the message ``m``."""
+    names, p, v, e, stamp = read
+    assert names == tuple(m.name)
+    assert np.array_equal(p, m.position) and np.array_equal(v, m.velocity) and np.array_equal(e, m.effort)
+    assert stamp == m.header.stamp.sec * 10**9 + m.header.stamp.nanosec
+    # the merge's kernels take aligned, writable arrays (anything else would compile a new signature)
+    assert p.flags.aligned and p.flags.writeable and v.flags.aligned and v.flags.writeable
+
+
 def test_joint_states_read_as_rclpy_wrote_them():
     rng = np.random.default_rng(7)
     reader = JointStateReader()
     for _ in range(3000):
         m = random_joint_state(rng)
-        names, p, v, e, stamp = reader.read(serialize_message(m))
-        assert names == tuple(m.name)
-        assert np.array_equal(p, m.position) and np.array_equal(v, m.velocity) and np.array_equal(e, m.effort)
-        assert stamp == m.header.stamp.sec * 10**9 + m.header.stamp.nanosec
-        # the merge's kernels take aligned, writable arrays (anything else would compile a new signature)
-        assert p.flags.aligned and p.flags.writeable and v.flags.aligned and v.flags.writeable
+        assert_read_as(reader.read(serialize_message(m)), m)
 
 
 def test_names_are_decoded_once_per_name_list():
@@ -97,9 +102,7 @@ def test_big_endian_and_malformed_messages_go_through_rclpy():
     reader = JointStateReader()
     for _ in range(200):
         m = random_joint_state(rng)
-        names, p, v, e, stamp = reader.read(_be_joint_state(m))
-        assert names == tuple(m.name) and np.array_equal(p, m.position) and np.array_equal(v, m.velocity)
-        assert np.array_equal(e, m.effort) and stamp == m.header.stamp.sec * 10**9 + m.header.stamp.nanosec
+        assert_read_as(reader.read(_be_joint_state(m)), m)
     raw = serialize_message(JointState(name=["a", "b"], position=[1.0, 2.0]))
     with pytest.raises(Exception):
         reader.read(raw[:-9])                               # truncated: rclpy's error, not a wrong value

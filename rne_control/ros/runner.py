@@ -56,7 +56,7 @@ def run(make_node, name, args=None, quiet=()):
     (0, or 1 after an error that is not an interruption, with its message on stderr; errors of the
     ``quiet`` types raised by ``make_node``, such as a bad configuration, without a traceback). The executor
     is the node's ``executor_kind`` (default :data:`DEFAULT_EXECUTOR`); the EventsExecutor leaves the
-    signal handlers installed here in place (``test_executors.py``)."""
+    signal handlers installed here in place (``test/test_startup.py``)."""
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _on_signal)

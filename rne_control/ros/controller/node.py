@@ -156,10 +156,10 @@ class ControllerNode(Node):
 
         # --- the command: the cycle writes it into cmd, which is copied into the serialised message
         self._cmd_is_js = ctype == "joint_state"
-        self._cmd_field = "effort" if self._cmd_is_js else "data"
+        field = "effort" if self._cmd_is_js else "data"
         cmd_msg = JointState(name=list(self.joints)) if self._cmd_is_js else Float64MultiArray()
-        self._cmd_wire = SerializedMessage(cmd_msg, {self._cmd_field: nc}, stamped=self._cmd_is_js)
-        self._cmd_out = self._cmd_wire.views[self._cmd_field]
+        self._cmd_wire = SerializedMessage(cmd_msg, {field: nc}, stamped=self._cmd_is_js)
+        self._cmd_out = self._cmd_wire.views[field]
         cmd = np.zeros(nc)
         try:
             self.cycle = cycle = ControlCycle(plant, settings, loop.trigger_joints, loop.velocity_filter_cutoff,
@@ -250,10 +250,10 @@ class ControllerNode(Node):
             self._on_joint_state(info[0])
 
     # ------------------------------------------------------------ what starts a cycle
-    def _on_state_trigger(self, msg: bytes) -> None:
+    def _on_state_trigger(self, raw: bytes) -> None:
         """trigger: state. Merge this message and any queued behind it (the newest state wins), then run
         one cycle if a trigger joint was updated and every required joint is fresh."""
-        self._on_joint_state(msg)
+        self._on_joint_state(raw)
         self._drain_joint_states()
         self._triggered_cycle()
 
