@@ -1,0 +1,80 @@
+"""rne_sim applies the commands it reads from their serialised bytes (rne_control.ros.wire): a JointState
+command's efforts go to the joints they are named for, in any order, and a Float64MultiArray's in
+``joints`` order; a command it cannot use is refused with a warning and the simulation goes on. In lockstep
+with one semi-implicit Euler step per control period, the velocity after a step is h * qdd, and qdd is
+the library's forward dynamics at the published state under the applied efforts."""
+import numpy as np
+import pytest
+
+import rne_control as rc
+from ros_util import config, stamp_to_sec
+
+PUMA = config("puma560.yaml")
+J = ["joint1", "joint2", "joint3", "joint4", "joint5", "joint6"]
+RATE = 200.0
+
+
+class Sim:
+    """rne_sim in lockstep as the only process; the test is its controller."""
+
+    def __init__(self, ros_procs, tn, command_type):
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64MultiArray
+        self.type = JointState if command_type == "joint_state" else Float64MultiArray
+        self.tn = tn
+        self.states = tn.collect(JointState, "/joint_states", qos=1000)
+        self.pub = tn.publisher(self.type, "/efforts", 10)
+        self.proc = ros_procs.start("rne_sim", params={
+            "model_file": PUMA, "lockstep": True, "control_rate": RATE, "sim_rate": RATE, "integrator": "semi_implicit",
+            "friction": False, "command_type": command_type, "command_topic": "/efforts",
+            "lockstep_idle_timeout": 5.0, "lockstep_timeout": 5.0,
+            "initial_positions": [0.1, 0.7, -0.6, 0.2, 0.5, 0.1]})
+        assert tn.wait_for(lambda: len(self.states) > 0 and self.pub.get_subscription_count() > 0, 60.0,
+                           procs=[self.proc]), self.proc.log()
+
+    def state(self):
+        m = self.states.last()
+        idx = [list(m.name).index(j) for j in J]
+        return stamp_to_sec(m.header.stamp), np.array(m.position)[idx], np.array(m.velocity)[idx]
+
+    def step(self, msg):
+        """Send ``msg`` answering the newest state; return (state before, state after)."""
+        before = self.state()
+        self.pub.publish(msg)
+        assert self.tn.wait_for(lambda: self.state()[0] > before[0], 10.0, procs=[self.proc]), self.proc.log()
+        return before, self.state()
+
+
+@pytest.mark.parametrize("command_type", ["joint_state", "float64_multi_array"])
+def test_sim_applies_efforts_by_name(ros_procs, ros_node, command_type):
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    model = rc.load_model(PUMA)
+    sim = Sim(ros_procs, ros_node, command_type)
+    h = 1.0 / RATE
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        tau = rc.gravity_torques(model, sim.state()[1]) + rng.uniform(-5.0, 5.0, 6)
+        if command_type == "joint_state":
+            order = rng.permutation(6)                              # any order: mapped by name
+            msg = JointState(name=[J[k] for k in order], effort=[float(tau[k]) for k in order])
+        else:
+            msg = Float64MultiArray(data=tau.tolist())
+        (_, q0, qd0), (_, q1, qd1) = sim.step(msg)
+        qdd = rc.forward_dynamics(model, q0, qd0, tau, friction=False)
+        np.testing.assert_allclose(qd1, qd0 + h * qdd, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(q1, q0 + h * qd1, rtol=0, atol=1e-9)
+    # a command it cannot use: refused with a warning, nothing applied, the next one is
+    bad = (JointState(name=J[:5], effort=[0.0] * 5) if command_type == "joint_state"
+           else Float64MultiArray(data=[0.0] * 5))
+    n = len(sim.states)
+    sim.pub.publish(bad)
+    ros_node.sleep(0.3)
+    assert len(sim.states) == n and sim.proc.alive()
+    assert "ignoring command" in sim.proc.log()
+    tau = rc.gravity_torques(model, sim.state()[1])
+    msg = (JointState(name=J, effort=tau.tolist()) if command_type == "joint_state"
+           else Float64MultiArray(data=tau.tolist()))
+    (_, q0, qd0), (_, q1, qd1) = sim.step(msg)
+    np.testing.assert_allclose(qd1, qd0 + h * rc.forward_dynamics(model, q0, qd0, tau, friction=False), atol=1e-9)
+    assert sim.proc.stop() == 0
