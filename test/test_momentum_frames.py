@@ -210,3 +210,17 @@ def test_rne_compile_compiles_the_new_kernels(monkeypatch):
     for kernel in (momentum_coriolis.momentum_coriolis_one, momentum_coriolis.momentum_coriolis_many,
                    frames.frame_many):
         assert kernel in prepared, kernel
+
+
+def test_closed_loop_model_works_over_its_spanning_tree():
+    """fourbar.yaml (a loop cut at one joint): q, qd hold every joint; p = M qd and C^T qd = dT/dq with the
+    spanning tree's rc.mass_matrix."""
+    model = load(str(ROOT / "config/fourbar.yaml"))
+    assert model.is_closed_loop
+    h = 1e-5
+    for q, qd in states(model.n, seed=7):
+        assert rel_err(rc.generalized_momentum(model, q, qd), rc.mass_matrix(model, q) @ qd) < TOL
+        dT = np.array([(kinetic_energy(model, q + h * e, qd) - kinetic_energy(model, q - h * e, qd)) / (2 * h)
+                       for e in np.eye(model.n)])
+        assert rel_err(rc.coriolis_transpose_torques(model, q, qd), dT) < FD_TOL
+        assert rc.frame_jacobian(model, q, "rocker").shape == (6, model.n)
