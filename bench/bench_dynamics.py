@@ -4,7 +4,8 @@ Medians over repeated blocks of calls; rne_control and Pinocchio blocks alternat
 hits both. Ratios (rne_control / Pinocchio) are the figures to compare; absolute times vary.
 The goals (issue 13) apply to UR5 and the Panda arm: a single inverse_dynamics or gravity_torques call at
 most 0.8x Pinocchio's time, mass_matrix and forward_dynamics at most 1.0x. bench_single_call.py measures
-the same ratios on the thread's CPU clock.
+the same ratios on the thread's CPU clock. A last line per robot: coriolis_transpose_torques against
+inverse_dynamics in the same run (goal: at most 1.2x at 7 DOF).
 """
 import argparse
 import gc
@@ -25,6 +26,7 @@ from oracle import erd  # noqa: E402
 PANDA_ARM = [f"panda_joint{i}" for i in range(1, 8)]
 GOALS = {"inverse_dynamics": 0.8, "gravity_torques": 0.8, "mass_matrix": 1.0, "forward_dynamics": 1.0}
 GOAL_ROBOTS = ("UR5 (6)", "Panda arm (7)")
+CTQ_GOAL = 1.2  # coriolis_transpose_torques at most 1.2x inverse_dynamics (issue 25)
 ROBOTS = [
     ("UR5 (6)", "ur_description/urdf/ur5_robot.urdf", None),
     ("Panda arm (7)", "panda_description/urdf/panda.urdf", PANDA_ARM),
@@ -57,6 +59,14 @@ def compare(a, b, number=2000, blocks=15):
         ta += timed(a, number, 1)
         tb += timed(b, number, 1)
     return statistics.median(ta), statistics.median(tb)
+
+
+def ctq_cost(model, q, qd, qdd, number, blocks):
+    """Median µs of coriolis_transpose_torques and of inverse_dynamics on the same model, alternating blocks."""
+    a = lambda: rc.coriolis_transpose_torques(model, q, qd)  # noqa: E731
+    b = lambda: rc.inverse_dynamics(model, q, qd, qdd)  # noqa: E731
+    a(), b()
+    return compare(a, b, number, blocks)
 
 
 def main():
@@ -95,6 +105,9 @@ def main():
             goal = GOALS.get(name) if label in GOAL_ROBOTS else None
             verdict = "" if goal is None else f"≤{goal:.1f} {'ok' if ta / tb <= goal else 'MISSED'}"
             print(f"{label:18s} {name:22s} {ta:8.2f} {tb:8.2f} {ta / tb:6.2f}  {verdict:10s} {pname}")
+        ta, tb = ctq_cost(model, q, qd, qdd, number, blocks)
+        print(f"{label:18s} {'coriolis_transpose':22s} {ta:8.2f} µs vs inverse_dynamics {tb:.2f} µs: "
+              f"ratio {ta / tb:.2f} (goal ≤{CTQ_GOAL:.1f} {'ok' if ta / tb <= CTQ_GOAL else 'MISSED'})")
         # stacked throughput
         N = 10000
         Q, QD, QDD = rng.uniform(-1, 1, (3, N, model.n))

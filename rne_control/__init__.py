@@ -6,6 +6,8 @@ from .model import (InputError, LoopClosureError, Model, ModelError, ParallelMod
                     load_dh, load_model, load_parallel, load_urdf)
 from .dynamics import (SingularMassMatrixError, coriolis_torques, forward_dynamics, gravity_torques,
                        inverse_dynamics, mass_matrix)
+from .dynamics import (coriolis_transpose_torques, frame_bias_acceleration, frame_jacobian, frame_pose,
+                       generalized_momentum)
 from .dynamics import (base_twist_from_momentum, floating_forward_dynamics, free_floating_inverse_dynamics,
                        moving_base_inverse_dynamics)
 from .dynamics import (elastic_coriolis_torques, elastic_forward_dynamics, elastic_gravity_torques,
@@ -22,6 +24,8 @@ from .identification import (base_parameters, differentiate, excitation_trajecto
 __version__ = "0.1.0"
 __all__ = ["Model", "ModelError", "InputError", "SingularMassMatrixError", "load_urdf", "load_dh", "load_model",
            "inverse_dynamics", "gravity_torques", "coriolis_torques", "mass_matrix", "forward_dynamics",
+           "generalized_momentum", "coriolis_transpose_torques", "frame_pose", "frame_jacobian",
+           "frame_bias_acceleration",
            "moving_base_inverse_dynamics", "free_floating_inverse_dynamics", "base_twist_from_momentum",
            "floating_forward_dynamics", "elastic_inverse_dynamics", "elastic_forward_dynamics",
            "elastic_gravity_torques", "elastic_coriolis_torques",

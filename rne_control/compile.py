@@ -46,7 +46,7 @@ def compile_all(verbose: bool = False) -> dict:
 
     import rne_control as rc
     from .control.plants import make_plant
-    from .dynamics import api, calls
+    from .dynamics import api, calls, frame_api
     from .dynamics.floating import api as floating_api
 
     t0 = time.perf_counter()
@@ -58,6 +58,10 @@ def compile_all(verbose: bool = False) -> dict:
             calls.prepare(many, [many_sig])
             if verbose:
                 print("compiled %s (%.1f s)" % (name, time.perf_counter() - t0), flush=True)
+    for name, (many, many_sig) in frame_api.KERNELS.items():  # checked path only: no one-sample kernel
+        calls.prepare(many, [many_sig])
+        if verbose:
+            print("compiled %s (%.1f s)" % (name, time.perf_counter() - t0), flush=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = rc.load_model(_URDF, floating_base=True)

@@ -84,6 +84,7 @@ def test_the_hash_covers_the_kind_folders_and_the_layout(tmp_path, monkeypatch):
     disp = library_dispatchers()
     files = {os.path.relpath(f, os.path.dirname(rne_control.__file__)) for f in source_files(disp)}
     for name in ("model/layout.py", "dynamics/primitives.py", "dynamics/direct.py", "dynamics/rnea.py",
+                 "dynamics/momentum_coriolis.py", "dynamics/frames.py",
                  "dynamics/closed_loop/kernels.py", "dynamics/closed_loop/closure.py", "dynamics/closed_loop/arrays.py",
                  "dynamics/parallel/kinematics.py", "dynamics/parallel/dynamics.py", "dynamics/elastic/kernels.py",
                  "dynamics/floating/floating_aba.py", "dynamics/floating/base_body.py", "control/_fused.py"):

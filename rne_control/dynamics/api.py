@@ -11,22 +11,24 @@ inputs, stacks single samples as N = 1 and calls the many-sample kernel.
 """
 import numpy as np
 
-from . import aba, crba, gravity as grav, rnea
+from . import aba, crba, gravity as grav, momentum_coriolis as mc, rnea
 from .calls import FLAGS, MODEL, arr, check, close, external_forces, into as _into, joint_arrays, model_array, prepare
 from .direct import DIRECT, entry_point, not_compiled
 from .primitives import CORIOLIS_ONLY, FRICTION
+from ..model.errors import InputError
 
 _f1, _f2, _f3 = arr(1), arr(2), arr(3)
 # bound once: the fast paths below read them without module attribute lookups
 _empty, _id, _ndarray = np.empty, id, np.ndarray
 # the direct entry points, as module globals; checked_call puts the compiled ones in place
-_rnea_one = _gravity_one = _crba_one = _aba_one = not_compiled
+_rnea_one = _gravity_one = _crba_one = _aba_one = _momentum_coriolis_one = not_compiled
 
 KERNELS = {  # name -> (one-sample kernel, its signature, many-sample kernel, its signature)
     "rnea": (rnea.rnea_one, DIRECT, rnea.rnea_many, (*MODEL, _f2, _f2, _f2, _f3, FLAGS, _f2)),
     "gravity": (grav.gravity_one, DIRECT, grav.gravity_many, (*MODEL, _f2, _f2)),
     "crba": (crba.crba_one, DIRECT, crba.crba_many, (*MODEL, _f2, _f3)),
     "aba": (aba.aba_one, DIRECT, aba.aba_many, (*MODEL, _f2, _f2, _f2, _f3, FLAGS, _f2)),
+    "momentum_coriolis": (mc.momentum_coriolis_one, DIRECT, mc.momentum_coriolis_many, (*MODEL, _f2, _f2, _f3)),
 }
 for _one, _, _many, _ in KERNELS.values():
     close(_one)
@@ -125,3 +127,49 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, friction=True, gravity=None)
             check(model, st)
     return checked_call(model, "aba", dict(q=q, qd=qd, tau=tau), model_array(model, gravity), f_ext or {},
                         FRICTION if friction else 0)
+
+
+def not_a_tree(model):
+    """The InputError for a model without a kinematic tree (a parallel platform) given to a tree function."""
+    return InputError(f"model '{getattr(model, 'name', model)}' ({type(model).__name__}) has no kinematic tree: "
+                      "use the parallel_* and platform_* functions")
+
+
+def _momentum_coriolis(model, q, qd, row):
+    """Row 0 (p = M qd) or 1 (C^T qd) of the momentum_coriolis kernel's output."""
+    try:
+        res = _empty((2, model.n))
+        args = (_ndarray, model._K, q, qd, res)
+    except AttributeError:
+        raise not_a_tree(model) from None
+    st = _momentum_coriolis_one(_id(args), 0)
+    if st == 0:
+        return res[row]
+    if st > 0:
+        check(model, st)
+    out = checked_call(model, "momentum_coriolis", dict(q=q, qd=qd), out_shape=(2, model.n))
+    return out[..., row, :]
+
+
+def generalized_momentum(model, q, qd):
+    """Generalized momentum p = M(q) qd (kg m^2/s for revolute joints, kg m/s for prismatic ones), rotor
+    inertia included (Ia_k qd_k added to joint k), in one O(n) pass (momentum_coriolis.py):
+
+        p_i = S_i^T h_i + Ia_i qd_i,   h_i = I_i v_i + sum over children c of X_up,c^T h_c
+
+    h_i is the spatial momentum [angular; linear] of the subtree at body i, in body i's coordinates.
+    """
+    return _momentum_coriolis(model, q, qd, 0)
+
+
+def coriolis_transpose_torques(model, q, qd):
+    """C(q, qd)^T qd (N m, N): the derivative dT/dq of the kinetic energy T = 1/2 qd^T M(q) qd at fixed qd,
+    equal to Mdot qd - C qd for every C with Mdot = C + C^T (Pinocchio's Christoffel C among them). One O(n)
+    pass after the RNE's velocity pass (momentum_coriolis.py), no gravity, friction or rotor inertia (Ia is
+    constant):
+
+        (C^T qd)_i = -S_i^T (v_i x* h_i),   h_i = I_i v_i + sum over children c of X_up,c^T h_c
+
+    with v_i the spatial velocity of body i and h_i its subtree's spatial momentum, in body i's coordinates.
+    """
+    return _momentum_coriolis(model, q, qd, 1)
