@@ -1,0 +1,122 @@
+"""External joint torques from the robot's own model: De Luca's generalised-momentum observer.
+
+For a tree on a fixed base, the generalised momentum p = M(q) qd obeys
+
+    dp/dt = tau + C(q, qd)^T qd - g(q) - tau_f + tau_ext
+
+(tau the applied joint torques, tau_f = Fv qd + Fs sign(qd) the model's friction, tau_ext the joint
+torques of the external forces). The residual
+
+    r = K_O [p - p(0) - integral of (tau + C^T qd - g - tau_f + r) dt]
+
+therefore obeys dr/dt = K_O (tau_ext - r): a first-order estimate of tau_ext with bandwidth K_O (1/s),
+needing no acceleration and no inverse of M. Discretised per sample k at time t_k (T_k = t_k - t_{k-1},
+with K_O T_k < 1), with the torque tau_{k-1} in force over [t_{k-1}, t_k]:
+
+    r_k = (1 - K_O T_k) r_{k-1} + K_O [p_k - p_{k-1} - T_k (tau_{k-1} + C^T qd - g - tau_f)_{k-1}]
+
+p and C^T qd come from one O(n) pass of the RNE's recursion (rne_control.dynamics
+generalized_momentum / coriolis_transpose_torques), so the estimate uses exactly the RNE's model: rotor
+inertia, friction, payload and gravity as set.
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import numpy as np
+
+from .. import dynamics as dyn
+from ..model.layout import FS, FV, QIDX
+
+
+class ObserverError(ValueError):
+    """A bad observer setting or sample (the message names the field)."""
+
+
+def check_gain(gain, n: int) -> np.ndarray:
+    """K_O (1/s) as n positive finite values (one value is repeated); ObserverError naming 'gain'."""
+    k = np.asarray(gain, dtype=float).reshape(-1)
+    if k.size == 1:
+        k = np.full(n, k[0])
+    if k.shape != (n,):
+        raise ObserverError(f"gain must be one value or {n} (got {k.size})")
+    if not np.all(np.isfinite(k)) or np.any(k <= 0):
+        raise ObserverError(f"gain must be > 0 and finite (got {k.tolist()})")
+    return k
+
+
+class MomentumObserver:
+    """The residual r (N m, N; ``model.joint_names`` order) of the module docstring for ``model`` (a tree
+    on a fixed base; a closed-loop model over its spanning tree).
+
+    ``gain``: K_O in 1/s, one value or one per joint. ``friction``: subtract the model's friction (as
+    the plant's simulation and a real robot feel it). ``gravity`` (m/s^2, base frame): the model's if None.
+    :meth:`update` takes each sample in time order; :meth:`reset` starts again from r = 0 (at activation,
+    after a stale period, after a change of payload or gravity)."""
+
+    def __init__(self, model, gain=50.0, friction: bool = True, gravity=None):
+        self.model = model
+        n = self.n = model.n
+        self.gain = check_gain(gain, n)
+        tree = np.asarray(model.tree)
+        k = tree[:, QIDX].astype(int)
+        self.viscous, self.coulomb = np.zeros(n), np.zeros(n)
+        if friction:
+            self.viscous[k], self.coulomb[k] = tree[:, FV], tree[:, FS]
+        self.gravity = None if gravity is None else np.array(gravity, dtype=float)
+        self.r = np.zeros(n)
+        self.reset()
+
+    def reset(self) -> None:
+        """r = 0; the next sample starts the integration."""
+        self.r[:] = 0.0
+        self.t: Optional[float] = None
+        self._p = np.zeros(self.n)
+        self._beta = np.zeros(self.n)   # C^T qd - g - tau_f at the previous sample
+
+    def set_gravity(self, gravity) -> None:
+        """Gravity (m/s^2, base frame; None: the model's) from the next sample on; resets r."""
+        self.gravity = None if gravity is None else np.array(gravity, dtype=float)
+        self.reset()
+
+    def friction_torques(self, qd) -> np.ndarray:
+        """tau_f = Fv qd + Fs sign(qd) (N m, N)."""
+        return self.viscous * qd + self.coulomb * np.sign(qd)
+
+    def update(self, t: float, q, qd, tau) -> np.ndarray:
+        """Take the sample (q, qd) measured at time ``t`` (s), with ``tau`` the joint torques applied since the
+        previous sample (N m, N; ignored at the first sample). Returns r (the observer's own array)."""
+        q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
+        p = dyn.generalized_momentum(self.model, q, qd)
+        beta = (dyn.coriolis_transpose_torques(self.model, q, qd) - dyn.gravity_torques(self.model, q, self.gravity)
+                - self.friction_torques(qd))
+        if self.t is not None:
+            T = float(t) - self.t
+            if not (T > 0.0) or not math.isfinite(T):
+                raise ObserverError(f"sample time {t!r} s is not after the previous one ({self.t!r} s)")
+            kt = self.gain * T
+            if np.any(kt >= 1.0):
+                raise ObserverError(f"gain times the sample interval must be < 1 (gain {self.gain.max():g} 1/s, "
+                                    f"interval {T:g} s)")
+            tau = np.asarray(tau, dtype=float)
+            if tau.shape != (self.n,) or not np.all(np.isfinite(tau)):
+                raise ObserverError(f"tau must be {self.n} finite values (got shape {tau.shape})")
+            self.r *= 1.0 - kt
+            self.r += self.gain * (p - self._p - T * (tau + self._beta))
+        self.t = float(t)
+        self._p, self._beta = p, beta
+        return self.r
+
+
+def estimate_wrench(model, q, tau_ext, frame: str, damping: float = 1e-3) -> np.ndarray:
+    """The wrench F = [force (N); moment (N m)] acting on the robot at the origin of ``frame``, in that
+    frame's axes, whose joint torques are ``tau_ext`` (``model.joint_names`` order): tau_ext = J_f^T F with
+    J_f the frame's Jacobian in its own axes, solved by the damped pseudo-inverse
+    F = (J_f J_f^T + damping^2 I)^-1 J_f tau_ext (``damping`` in the units of J: m and 1)."""
+    T = dyn.frame_pose(model, q, frame)
+    R = T[:3, :3]
+    J = dyn.frame_jacobian(model, q, frame)
+    Jf = np.vstack([R.T @ J[:3], R.T @ J[3:]])   # base axes -> frame axes
+    A = Jf @ Jf.T + damping * damping * np.eye(6)
+    return np.linalg.solve(A, Jf @ np.asarray(tau_ext, dtype=float))
