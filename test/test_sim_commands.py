@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import rne_control as rc
-from ros_util import config, stamp_to_sec
+from ros_util import REPO, config, stamp_to_sec
 
 PUMA = config("puma560.yaml")
 J = ["joint1", "joint2", "joint3", "joint4", "joint5", "joint6"]
@@ -17,24 +17,26 @@ RATE = 200.0
 class Sim:
     """rne_sim in lockstep as the only process; the test is its controller."""
 
-    def __init__(self, ros_procs, tn, command_type):
+    def __init__(self, ros_procs, tn, command_type, model_file=PUMA, joints=J,
+                 initial=(0.1, 0.7, -0.6, 0.2, 0.5, 0.1)):
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray
+        self.joints = list(joints)
         self.type = JointState if command_type == "joint_state" else Float64MultiArray
         self.tn = tn
         self.states = tn.collect(JointState, "/joint_states", qos=1000)
         self.pub = tn.publisher(self.type, "/efforts", 10)
         self.proc = ros_procs.start("rne_sim", params={
-            "model_file": PUMA, "lockstep": True, "control_rate": RATE, "sim_rate": RATE, "integrator": "semi_implicit",
+            "model_file": model_file, "lockstep": True, "control_rate": RATE, "sim_rate": RATE, "integrator": "semi_implicit",
             "friction": False, "command_type": command_type, "command_topic": "/efforts",
             "lockstep_idle_timeout": 5.0, "lockstep_timeout": 5.0,
-            "initial_positions": [0.1, 0.7, -0.6, 0.2, 0.5, 0.1]})
+            "initial_positions": list(initial)})
         assert tn.wait_for(lambda: len(self.states) > 0 and self.pub.get_subscription_count() > 0, 60.0,
                            procs=[self.proc]), self.proc.log()
 
     def state(self):
         m = self.states.last()
-        idx = [list(m.name).index(j) for j in J]
+        idx = [list(m.name).index(j) for j in self.joints]
         return stamp_to_sec(m.header.stamp), np.array(m.position)[idx], np.array(m.velocity)[idx]
 
     def step(self, msg):
@@ -77,4 +79,56 @@ def test_sim_applies_efforts_by_name(ros_procs, ros_node, command_type):
            else Float64MultiArray(data=tau.tolist()))
     (_, q0, qd0), (_, q1, qd1) = sim.step(msg)
     np.testing.assert_allclose(qd1, qd0 + h * rc.forward_dynamics(model, q0, qd0, tau, friction=False), atol=1e-9)
+    assert sim.proc.stop() == 0
+
+
+def test_sim_applies_a_wrench_at_a_frame_in_its_axes(ros_procs, ros_node):
+    """~/applied_wrench on the 7-DOF arm's URDF: the joint torques after one step are the command plus
+    J_local^T F, J_local Pinocchio's Jacobian of that frame in its own axes (pinocchio.LOCAL); a zero wrench
+    removes it, and a message naming no frame, or an unknown one, is refused with the reason."""
+    import pinocchio as pin
+    from geometry_msgs.msg import WrenchStamped
+    from std_msgs.msg import Float64MultiArray
+    from oracle import Oracle
+
+    urdf = str(REPO / "urdf" / "arm7.urdf")
+    model = rc.load_urdf(urdf, friction=False)
+    o = Oracle(urdf, model)
+    joints = list(model.joint_names)
+    sim = Sim(ros_procs, ros_node, "float64_multi_array", model_file=urdf, joints=joints,
+              initial=[0.2, -0.3, 0.4, -1.2, 0.3, 0.8, -0.2])
+    wrench_pub = ros_node.publisher(WrenchStamped, "/rne_sim/applied_wrench", 10)
+    assert ros_node.wait_for_subscribers(wrench_pub, 1, timeout=20.0)
+    h = 1.0 / RATE
+
+    def wrench(frame, F):
+        m = WrenchStamped()
+        m.header.frame_id = frame
+        (m.wrench.force.x, m.wrench.force.y, m.wrench.force.z,
+         m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z) = (float(x) for x in F)
+        return m
+
+    def expect_step(tau_ext):
+        tau = rc.gravity_torques(model, sim.state()[1])
+        (_, q0, qd0), (_, q1, qd1) = sim.step(Float64MultiArray(data=tau.tolist()))
+        qdd = rc.forward_dynamics(model, q0, qd0, tau + tau_ext(q0), friction=False)
+        np.testing.assert_allclose(qd1, qd0 + h * qdd, rtol=0, atol=1e-9)
+
+    for frame, F in (("arm7_link4", [10.0, -5.0, 3.0, 0.5, -1.0, 2.0]), ("arm7_flange", [0.0, 0.0, -20.0, 0.0, 1.0, 0.0])):
+        wrench_pub.publish(wrench(frame, F))
+        assert ros_node.wait_for(lambda: f"applying a wrench at '{frame}'" in sim.proc.log(), 5.0), sim.proc.log()
+        fid = o.pm.getFrameId(frame)
+
+        def tau_ext(q, fid=fid, F=np.array(F)):
+            J = pin.computeFrameJacobian(o.pm, o.pd, o.q(q), fid, pin.LOCAL)
+            return (J.T @ F)[o.iv]
+        for _ in range(3):
+            expect_step(tau_ext)
+    wrench_pub.publish(wrench("arm7_flange", np.zeros(6)))
+    assert ros_node.wait_for(lambda: "applied wrench removed" in sim.proc.log(), 5.0)
+    expect_step(lambda q: np.zeros(model.n))
+    for bad, why in (("", "frame_id"), ("no_such_link", "unknown frame")):
+        wrench_pub.publish(wrench(bad, np.ones(6)))
+        assert ros_node.wait_for(lambda: why in sim.proc.log(), 5.0), sim.proc.log()[-2000:]
+    expect_step(lambda q: np.zeros(model.n))     # refused: nothing applied
     assert sim.proc.stop() == 0

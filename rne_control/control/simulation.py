@@ -5,7 +5,8 @@ loop, every joint of an elastic robot, the legs of a platform) and, for a tree o
 base position (m, world), orientation (x, y, z, w; base to world) and twist [v; w] (base frame). A step
 integrates with RK4 or semi-implicit Euler (:mod:`rne_control.dynamics.integrate`) under the actuator
 torques ``tau`` (``joint_names`` order), the model's friction (``friction``) and an extra viscous
-``damping`` per actuated joint (N m s/rad or N s/m: a deliberate mismatch with the controller's model).
+``damping`` per actuated joint (N m s/rad or N s/m: a deliberate mismatch with the controller's model),
+and on a tree on a fixed base an applied wrench (:meth:`Simulation.set_wrench`).
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..dynamics import frame_jacobian, frame_pose
 from ..dynamics.floating.api import base_twist_from_momentum
 from ..dynamics.integrate import State, quat_exp, quat_mul, rk4_step, semi_implicit_step
 from ..model.spatial import quat_to_matrix
@@ -57,6 +59,34 @@ class Simulation:
         else:
             self._kw = dict(acceleration=self._acceleration)
         self.tau = np.zeros(N)
+        self.wrench = None   # (frame, [f; m]): the applied wrench, or None
+
+    def set_wrench(self, frame: Optional[str], wrench=None) -> None:
+        """Apply ``wrench`` = [force (N); moment (N m)] at the origin of ``frame`` (a link or URDF frame of the
+        simulated tree), in that frame's axes, from the next step on and until changed; ``frame`` None (or a
+        zero wrench) removes it. Its joint torques are J_f^T wrench, J_f the frame's Jacobian in its own
+        axes, evaluated at every stage of the step. ValueError if the plant is not a tree on a fixed base,
+        the frame is unknown or the wrench is not 6 finite values."""
+        if frame is None:
+            self.wrench = None
+            return
+        if not self.direct or self.floating:
+            raise ValueError("an applied wrench needs a tree on a fixed base (this plant: %s)" % self.plant.kind)
+        if frame not in self.model.link_frames:
+            raise ValueError("unknown frame %r (the simulated model's frames: %s)"
+                             % (frame, ", ".join(list(self.model.link_frames)[:12])))
+        w = np.asarray(wrench, dtype=float).reshape(-1)
+        if w.shape != (6,) or not np.all(np.isfinite(w)):
+            raise ValueError("the wrench must be 6 finite values [fx, fy, fz, mx, my, mz]")
+        self.wrench = None if not np.any(w) else (frame, w)
+
+    def external_torques(self, q, wrench=None) -> np.ndarray:
+        """The joint torques at ``q`` (sim_names order) of ``wrench`` (frame, [f; m]; default the applied one):
+        J^T [R f; R m], J the frame's Jacobian in base axes and R its orientation."""
+        frame, w = self.wrench if wrench is None else wrench
+        R = frame_pose(self.model, q, frame)[:3, :3]
+        J = frame_jacobian(self.model, q, frame)
+        return J[:3].T @ (R @ w[:3]) + J[3:].T @ (R @ w[3:])
 
     def _full(self, x):
         out = np.zeros(len(self.names))
@@ -71,11 +101,16 @@ class Simulation:
         state (a diverging simulation, a non-finite torque, a loop that no longer closes)."""
         s = self.state
         t = self._full(tau) if self.direct else np.asarray(tau, float)
+        wrench = self.wrench
         try:
+            if wrench is None:
+                torque = lambda _t, _x: t   # noqa: E731
+            else:                           # the wrench's torques at each stage's configuration
+                torque = lambda _t, x: t + self.external_torques(x.q, wrench)   # noqa: E731
             if rk4:
-                s = rk4_step(self.model, s, 0.0, h, lambda _t, _x: t, **self._kw)
+                s = rk4_step(self.model, s, 0.0, h, torque, **self._kw)
             else:
-                s = semi_implicit_step(self.model, s, h, t, **self._kw)
+                s = semi_implicit_step(self.model, s, h, torque(0.0, s), **self._kw)
         except ValueError:
             return False
         if not (np.isfinite(s.q).all() and np.isfinite(s.qd).all()):

@@ -18,6 +18,8 @@ The embedded default plant of ``rne_controller``.  It behaves like an effort-con
   or an elastic robot, the plant's ``sim_acceleration`` in its own coordinates (``sim_names``: a loop's
   commanded joints, the passive ones solved from them; the legs; the commanded and the link-side joints of
   the springs); with the model's friction (``friction``) and extra viscous ``joint_damping``;
+* applies a wrench from ``~/applied_wrench`` (geometry_msgs/WrenchStamped, at the origin of its
+  ``header.frame_id`` in that frame's axes, held until the next message; a tree on a fixed base);
 * publishes ``/joint_states`` (stamped; names, positions, velocities, applied efforts) at
   ``publish_rate`` and, for a floating base, the base state on ``base_odometry`` (nav_msgs/Odometry,
   relative name: pose of the base in ``odom_frame``, twist in the base frame = ``child_frame_id``).
@@ -47,6 +49,7 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
+from geometry_msgs.msg import WrenchStamped
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -192,6 +195,8 @@ class SimNode(Node):
         else:
             self.create_subscription(Float64MultiArray, p["command_topic"], self._on_array_command, 1, raw=True)
 
+        self.create_subscription(WrenchStamped, "~/applied_wrench", self._on_applied_wrench, 10)
+
         self.steady = Clock(clock_type=ClockType.STEADY_TIME)
         if p["lockstep"]:
             self.clock_pub = self.create_publisher(ClockMsg, "/clock", 10)
@@ -284,6 +289,23 @@ class SimNode(Node):
             self._warn_bad(f"missing joints {missing}")
             return
         self._accept(np.array([effort[idx[j]] for j in self.joints], dtype=float))
+
+    def _on_applied_wrench(self, msg):
+        """~/applied_wrench: a wrench at the origin of ``header.frame_id``, in that frame's axes, held until the
+        next message (a zero wrench removes it). A message it cannot apply is refused with the reason."""
+        f, m = msg.wrench.force, msg.wrench.torque
+        w = [f.x, f.y, f.z, m.x, m.y, m.z]
+        before = self.sim.wrench
+        try:
+            if not msg.header.frame_id:
+                raise ValueError("header.frame_id must name a link or frame of the model")
+            self.sim.set_wrench(msg.header.frame_id, w)
+        except ValueError as e:
+            self.get_logger().warning(f"ignoring ~/applied_wrench: {e}")
+            return
+        after = self.sim.wrench
+        if (before and before[0]) != (after and after[0]):   # logged when it starts, stops or moves
+            self.get_logger().info(f"applying a wrench at {after[0]!r}" if after else "applied wrench removed")
 
     # ------------------------------------------------------------------ real time
     def _rt_loop(self):
