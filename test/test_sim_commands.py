@@ -18,7 +18,7 @@ class Sim:
     """rne_sim in lockstep as the only process; the test is its controller."""
 
     def __init__(self, ros_procs, tn, command_type, model_file=PUMA, joints=J,
-                 initial=(0.1, 0.7, -0.6, 0.2, 0.5, 0.1)):
+                 initial=(0.1, 0.7, -0.6, 0.2, 0.5, 0.1), extra=None):
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray
         self.joints = list(joints)
@@ -30,7 +30,7 @@ class Sim:
             "model_file": model_file, "lockstep": True, "control_rate": RATE, "sim_rate": RATE, "integrator": "semi_implicit",
             "friction": False, "command_type": command_type, "command_topic": "/efforts",
             "lockstep_idle_timeout": 5.0, "lockstep_timeout": 5.0,
-            "initial_positions": list(initial)})
+            "initial_positions": [float(x) for x in initial], **(extra or {})})
         assert tn.wait_for(lambda: len(self.states) > 0 and self.pub.get_subscription_count() > 0, 60.0,
                            procs=[self.proc]), self.proc.log()
 
@@ -131,4 +131,52 @@ def test_sim_applies_a_wrench_at_a_frame_in_its_axes(ros_procs, ros_node):
         wrench_pub.publish(wrench(bad, np.ones(6)))
         assert ros_node.wait_for(lambda: why in sim.proc.log(), 5.0), sim.proc.log()[-2000:]
     expect_step(lambda q: np.zeros(model.n))     # refused: nothing applied
+    assert sim.proc.stop() == 0
+
+
+def test_sim_contact_plane_pushes_back_with_a_spring_damper(ros_procs, ros_node):
+    """contact.frame on the arm's flange, its origin 5 mm behind a plane: each step's torques are the command
+    plus J^T n max(0, k d - c n.v), with the flange's position and Jacobian from Pinocchio
+    (LOCAL_WORLD_ALIGNED); the force is published on ~/contact_wrench."""
+    import pinocchio as pin
+    from geometry_msgs.msg import WrenchStamped
+    from std_msgs.msg import Float64MultiArray
+    from oracle import Oracle
+
+    urdf = str(REPO / "urdf" / "arm7.urdf")
+    model = rc.load_urdf(urdf, friction=False)
+    o = Oracle(urdf, model)
+    q_init = np.array([0.2, -0.3, 0.4, -1.2, 0.3, 0.8, -0.2])
+    fid = o.pm.getFrameId("arm7_flange")
+
+    def flange(q):
+        pin.framesForwardKinematics(o.pm, o.pd, o.q(q))
+        J = pin.computeFrameJacobian(o.pm, o.pd, o.q(q), fid, pin.LOCAL_WORLD_ALIGNED)[:3]
+        return o.pd.oMf[fid].translation.copy(), J[:, o.iv]
+
+    n = np.array([0.3, -0.2, 0.9])
+    n /= np.linalg.norm(n)
+    k, c = 2.0e4, 150.0
+    point = flange(q_init)[0] + 0.005 * n          # the flange 5 mm behind the plane
+    contacts = ros_node.collect(WrenchStamped, "/rne_sim/contact_wrench")
+    extra = {"contact.frame": "arm7_flange", "contact.point": point.tolist(), "contact.normal": n.tolist(),
+             "contact.stiffness": k, "contact.damping": c}
+    sim = Sim(ros_procs, ros_node, "float64_multi_array", model_file=urdf, joints=model.joint_names,
+              initial=q_init, extra=extra)
+    h = 1.0 / RATE
+    for step in range(4):
+        _, q0, qd0 = sim.state()
+        p, J = flange(q0)
+        depth = n @ (point - p)
+        F = n * max(0.0, k * depth - c * (n @ (J @ qd0))) if depth > 0 else np.zeros(3)
+        if step == 0:
+            assert abs(depth - 0.005) < 1e-12 and np.linalg.norm(F) > 50.0
+        tau = rc.gravity_torques(model, q0)
+        (_, q0, qd0), (_, q1, qd1) = sim.step(Float64MultiArray(data=tau.tolist()))
+        qdd = rc.forward_dynamics(model, q0, qd0, tau + J.T @ F, friction=False)
+        np.testing.assert_allclose(qd1, qd0 + h * qdd, rtol=0, atol=1e-9)
+    assert ros_node.wait_for(lambda: len(contacts) > 0, 5.0)
+    forces = np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z] for m in contacts.snapshot()[0]])
+    assert np.linalg.norm(forces, axis=1).max() > 50.0                    # pushed while in contact
+    np.testing.assert_allclose(forces @ n, np.linalg.norm(forces, axis=1), atol=1e-9)   # along n, never pulling
     assert sim.proc.stop() == 0

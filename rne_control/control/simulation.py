@@ -6,10 +6,12 @@ base position (m, world), orientation (x, y, z, w; base to world) and twist [v; 
 integrates with RK4 or semi-implicit Euler (:mod:`rne_control.dynamics.integrate`) under the actuator
 torques ``tau`` (``joint_names`` order), the model's friction (``friction``) and an extra viscous
 ``damping`` per actuated joint (N m s/rad or N s/m: a deliberate mismatch with the controller's model),
-and on a tree on a fixed base an applied wrench (:meth:`Simulation.set_wrench`).
+and on a tree on a fixed base an applied wrench (:meth:`Simulation.set_wrench`) and a contact plane
+(:meth:`Simulation.set_contact`).
 """
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 import numpy as np
@@ -60,6 +62,7 @@ class Simulation:
             self._kw = dict(acceleration=self._acceleration)
         self.tau = np.zeros(N)
         self.wrench = None   # (frame, [f; m]): the applied wrench, or None
+        self.contact = None  # (frame, point, unit normal, stiffness, damping): the contact plane, or None
 
     def set_wrench(self, frame: Optional[str], wrench=None) -> None:
         """Apply ``wrench`` = [force (N); moment (N m)] at the origin of ``frame`` (a link or URDF frame of the
@@ -70,15 +73,49 @@ class Simulation:
         if frame is None:
             self.wrench = None
             return
-        if not self.direct or self.floating:
-            raise ValueError("an applied wrench needs a tree on a fixed base (this plant: %s)" % self.plant.kind)
-        if frame not in self.model.link_frames:
-            raise ValueError("unknown frame %r (the simulated model's frames: %s)"
-                             % (frame, ", ".join(list(self.model.link_frames)[:12])))
+        self._check_frame(frame, "an applied wrench")
         w = np.asarray(wrench, dtype=float).reshape(-1)
         if w.shape != (6,) or not np.all(np.isfinite(w)):
             raise ValueError("the wrench must be 6 finite values [fx, fy, fz, mx, my, mz]")
         self.wrench = None if not np.any(w) else (frame, w)
+
+    def set_contact(self, frame: Optional[str], point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0),
+                    stiffness: float = 1e4, damping: float = 100.0) -> None:
+        """A plane the origin of ``frame`` cannot pass (None: no contact). The plane goes through ``point`` (m,
+        base frame) with ``normal`` pointing to the free side. Behind it by a depth d > 0, moving at v, the
+        origin is pushed by the spring-damper penalty F = n max(0, k d - c n.v) (``stiffness`` k in N/m,
+        ``damping`` c in N s/m), whose joint torques J_lin^T F act at every stage of every step.
+        ValueError as :meth:`set_wrench`, or for a zero normal or a negative gain."""
+        if frame is None:
+            self.contact = None
+            return
+        self._check_frame(frame, "a contact plane")
+        n = np.asarray(normal, dtype=float)
+        c = np.asarray(point, dtype=float)
+        if n.shape != (3,) or c.shape != (3,) or not (np.all(np.isfinite(n)) and np.all(np.isfinite(c))):
+            raise ValueError("the contact plane needs a point and a normal of 3 finite values each")
+        if np.linalg.norm(n) < 1e-9:
+            raise ValueError("the contact plane's normal must not be zero")
+        if not (stiffness >= 0 and damping >= 0 and math.isfinite(stiffness) and math.isfinite(damping)):
+            raise ValueError("contact stiffness and damping must be finite and >= 0")
+        self.contact = (frame, c, n / np.linalg.norm(n), float(stiffness), float(damping))
+
+    def contact_force(self, q, qd, contact=None):
+        """(F, J_lin): the contact plane's force on the frame's origin (N, base axes; zero off the plane) and
+        the origin's linear Jacobian (base axes) at (q, qd); ``contact`` default the one set."""
+        frame, c, n, k, b = self.contact if contact is None else contact
+        p = frame_pose(self.model, q, frame)[:3, 3]
+        J = frame_jacobian(self.model, q, frame)[:3]
+        depth = float(n @ (c - p))
+        push = k * depth - b * float(n @ (J @ qd)) if depth > 0 else 0.0
+        return n * max(push, 0.0), J
+
+    def _check_frame(self, frame, what):
+        if not self.direct or self.floating:
+            raise ValueError("%s needs a tree on a fixed base (this plant: %s)" % (what, self.plant.kind))
+        if frame not in self.model.link_frames:
+            raise ValueError("unknown frame %r (the simulated model's frames: %s)"
+                             % (frame, ", ".join(list(self.model.link_frames)[:12])))
 
     def external_torques(self, q, wrench=None) -> np.ndarray:
         """The joint torques at ``q`` (sim_names order) of ``wrench`` (frame, [f; m]; default the applied one):
@@ -101,12 +138,17 @@ class Simulation:
         state (a diverging simulation, a non-finite torque, a loop that no longer closes)."""
         s = self.state
         t = self._full(tau) if self.direct else np.asarray(tau, float)
-        wrench = self.wrench
+        wrench, contact = self.wrench, self.contact
         try:
-            if wrench is None:
+            if wrench is None and contact is None:
                 torque = lambda _t, _x: t   # noqa: E731
-            else:                           # the wrench's torques at each stage's configuration
-                torque = lambda _t, x: t + self.external_torques(x.q, wrench)   # noqa: E731
+            else:                           # the wrench's and the contact's torques at each stage's state
+                def torque(_t, x):
+                    out = t if wrench is None else t + self.external_torques(x.q, wrench)
+                    if contact is not None:
+                        F, J = self.contact_force(x.q, x.qd, contact)
+                        out = out + J.T @ F
+                    return out
             if rk4:
                 s = rk4_step(self.model, s, 0.0, h, torque, **self._kw)
             else:

@@ -20,6 +20,8 @@ The embedded default plant of ``rne_controller``.  It behaves like an effort-con
   the springs); with the model's friction (``friction``) and extra viscous ``joint_damping``;
 * applies a wrench from ``~/applied_wrench`` (geometry_msgs/WrenchStamped, at the origin of its
   ``header.frame_id`` in that frame's axes, held until the next message; a tree on a fixed base);
+* with ``contact.frame``, stops that frame's origin at a plane (a spring-damper penalty), and publishes
+  the contact force on ``~/contact_wrench`` with each joint state;
 * publishes ``/joint_states`` (stamped; names, positions, velocities, applied efforts) at
   ``publish_rate`` and, for a floating base, the base state on ``base_odometry`` (nav_msgs/Odometry,
   relative name: pose of the base in ``odom_frame``, twist in the base frame = ``child_frame_id``).
@@ -154,6 +156,9 @@ class SimNode(Node):
         qb = p["initial_base_orientation"] or None
         self.sim = Simulation(plant, q0, qd0, friction=bool(p["friction"]), damping=damping, gravity=gravity,
                               base_position=base_p, base_orientation=qb)
+        if p["contact.frame"]:
+            self.sim.set_contact(p["contact.frame"], p["contact.point"], p["contact.normal"], p["contact.stiffness"],
+                                 p["contact.damping"])
         if self.floating:
             self.base_frame = p["base_frame"] or (getattr(model, "base_link", None) or "base")
             if not isinstance(self.base_frame, str):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 
@@ -33,6 +34,11 @@ class StateOutput:
         v = self.js_wire.views
         self.position, self.velocity, self.effort = v["position"][:n], v["velocity"][:n], v["effort"][:n]
         v["position"][n:] = held[1]   # the held joints: at their positions, at rest, no effort
+        self.contact_pub = None
+        if sim.contact is not None:   # the contact plane's force on the frame's origin, base axes
+            self.contact_pub = node.create_publisher(WrenchStamped, "~/contact_wrench", 10)
+            self.contact_msg = WrenchStamped()
+            self.contact_msg.header.frame_id = getattr(sim.model, "base_link", None) or ""
         self.odom_pub = None
         if base_frame is not None:
             self.odom_pub = node.create_publisher(Odometry, p["odometry_topic"], 10)
@@ -53,6 +59,12 @@ class StateOutput:
         self.effort[:] = effort
         self.js_wire.stamp(stamp_ns)
         self.js_pub.publish(self.js_wire.bytes())
+        if self.contact_pub is not None:
+            F, _ = self.sim.contact_force(self.sim.state.q, self.sim.state.qd)
+            c = self.contact_msg
+            c.header.stamp = time_msg(stamp_ns)
+            c.wrench.force.x, c.wrench.force.y, c.wrench.force.z = (float(x) for x in F)
+            self.contact_pub.publish(c)
         if self.odom_pub is not None:
             st = self.sim.state
             o = self.odom_msg

@@ -53,6 +53,11 @@ SPECS = [
     Spec("lockstep_idle_timeout", T.DOUBLE, 0.1, "lockstep: wall s per step while no controller answers"),
     Spec("start_time", T.DOUBLE, 1.0, "lockstep: sim time of step 0, s"),
     Spec("executor", T.STRING, DEFAULT_EXECUTOR, "rclpy executor that spins the node", choices=list(EXECUTORS)),
+    Spec("contact.frame", T.STRING, "", "a frame whose origin a plane stops ('' no contact; a fixed-base tree)"),
+    Spec("contact.point", T.DOUBLE_ARRAY, [0.0, 0.0, 0.0], "a point of the contact plane, m, base frame"),
+    Spec("contact.normal", T.DOUBLE_ARRAY, [0.0, 0.0, 1.0], "the plane's normal, towards the free side"),
+    Spec("contact.stiffness", T.DOUBLE, 10000.0, "penalty spring, N/m"),
+    Spec("contact.damping", T.DOUBLE, 100.0, "penalty damper, N s/m"),
 ]
 
 
