@@ -110,8 +110,25 @@ class Simulation:
         push = k * depth - b * float(n @ (J @ qd)) if depth > 0 else 0.0
         return n * max(push, 0.0), J
 
+    @property
+    def takes_wrenches(self) -> bool:
+        """True if :meth:`set_wrench` and :meth:`set_contact` apply to this plant (a tree on a fixed base)."""
+        return self.direct and not self.floating
+
+    def warm_up(self) -> None:
+        """Load (or compile) every kernel a step may need, the frame kernels of a wrench or a contact
+        included, so that the first step under them runs at full speed; the state is left unchanged."""
+        saved, tau = self.state, self.tau.copy()
+        self.step(np.zeros(len(self.tau)), 1e-6, True)
+        if self.takes_wrenches:
+            frame = next(iter(self.model.link_frames))
+            self.external_torques(self.state.q, (frame, np.zeros(6)))
+            self.contact_force(self.state.q, self.state.qd, (frame, np.zeros(3), np.array([0.0, 0.0, 1.0]), 0.0, 0.0))
+        self.brake(0.0)
+        self.state, self.tau[:] = saved, tau
+
     def _check_frame(self, frame, what):
-        if not self.direct or self.floating:
+        if not self.takes_wrenches:
             raise ValueError("%s needs a tree on a fixed base (this plant: %s)" % (what, self.plant.kind))
         if frame not in self.model.link_frames:
             raise ValueError("unknown frame %r (the simulated model's frames: %s)"

@@ -178,8 +178,9 @@ class SimNode(Node):
 
         # compile kernels before anything is published
         t0 = time.monotonic()
+        self.sim.warm_up()
         saved = self.sim.state
-        self.sim.step(np.zeros(n), self.h, self.rk4)
+        self.sim.step(np.zeros(n), self.h, self.rk4)   # the configured integrator
         self.sim.brake(0.0)
         self.sim.state = saved
         names, _, _, _ = self.sim.joint_states()
