@@ -11,6 +11,9 @@ from ..conversions import time_msg
 from ..wire import SerializedMessage
 
 
+LOCKSTEP_DEPTH = 2000   # states kept for reliable readers in lockstep (4 s of sim time at 500 Hz)
+
+
 class StateOutput:
     """Publishes the simulation ``sim``'s joint states (``sim.joint_states()``: names, positions, velocities,
     applied efforts; positions and velocities with Gaussian noise of ``position_noise`` rad (m) and
@@ -25,7 +28,10 @@ class StateOutput:
         self.noise = (p["position_noise"], p["velocity_noise"])
         self.rng = np.random.default_rng(p["noise_seed"] or None)
         names = sim.joint_states()[0]
-        self.js_pub = node.create_publisher(JointState, p["joint_states_topic"], 10)
+        # in lockstep the simulation runs as fast as the controller answers, faster than real time: a deep
+        # history, so that a slower reliable reader (a recorder, a test) still gets every state
+        depth = LOCKSTEP_DEPTH if p["lockstep"] else 10
+        self.js_pub = node.create_publisher(JointState, p["joint_states_topic"], depth)
         # serialised once; each publish rewrites its numbers (rne_control.ros.wire)
         n_all = len(names) + len(held[0])
         self.js_wire = SerializedMessage(JointState(name=list(names) + list(held[0])),
@@ -41,7 +47,7 @@ class StateOutput:
             self.contact_msg.header.frame_id = getattr(sim.model, "base_link", None) or ""
         self.odom_pub = None
         if base_frame is not None:
-            self.odom_pub = node.create_publisher(Odometry, p["odometry_topic"], 10)
+            self.odom_pub = node.create_publisher(Odometry, p["odometry_topic"], depth)
             self.odom_msg = Odometry()
             self.odom_msg.header.frame_id = p["odom_frame"]
             self.odom_msg.child_frame_id = base_frame
