@@ -224,3 +224,16 @@ def test_closed_loop_model_works_over_its_spanning_tree():
                        for e in np.eye(model.n)])
         assert rel_err(rc.coriolis_transpose_torques(model, q, qd), dT) < FD_TOL
         assert rc.frame_jacobian(model, q, "rocker").shape == (6, model.n)
+
+
+def test_momentum_and_coriolis_transpose_together_equal_each_alone(robot):
+    """The observer's one call gives what the two functions give, single and stacked."""
+    from rne_control.dynamics import momentum_and_coriolis_transpose
+    model, _ = robot
+    (q, qd), (q2, qd2) = states(model.n, count=2, seed=5)
+    p, ctq = momentum_and_coriolis_transpose(model, q, qd)
+    np.testing.assert_array_equal(p, rc.generalized_momentum(model, q, qd))
+    np.testing.assert_array_equal(ctq, rc.coriolis_transpose_torques(model, q, qd))
+    P, CTQ = momentum_and_coriolis_transpose(model, np.stack([q, q2]), np.stack([qd, qd2]))
+    np.testing.assert_array_equal(P[1], rc.generalized_momentum(model, q2, qd2))
+    np.testing.assert_array_equal(CTQ[1], rc.coriolis_transpose_torques(model, q2, qd2))

@@ -88,9 +88,8 @@ class MomentumObserver:
         """Take the sample (q, qd) measured at time ``t`` (s), with ``tau`` the joint torques applied since the
         previous sample (N m, N; ignored at the first sample). Returns r (the observer's own array)."""
         q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
-        p = dyn.generalized_momentum(self.model, q, qd)
-        beta = (dyn.coriolis_transpose_torques(self.model, q, qd) - dyn.gravity_torques(self.model, q, self.gravity)
-                - self.friction_torques(qd))
+        p, ctq = dyn.momentum_and_coriolis_transpose(self.model, q, qd)
+        beta = ctq - dyn.gravity_torques(self.model, q, self.gravity) - self.friction_torques(qd)
         if self.t is not None:
             T = float(t) - self.t
             if not (T > 0.0) or not math.isfinite(T):

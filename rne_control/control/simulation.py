@@ -115,11 +115,12 @@ class Simulation:
         """True if :meth:`set_wrench` and :meth:`set_contact` apply to this plant (a tree on a fixed base)."""
         return self.direct and not self.floating
 
-    def warm_up(self) -> None:
-        """Load (or compile) every kernel a step may need, the frame kernels of a wrench or a contact
-        included, so that the first step under them runs at full speed; the state is left unchanged."""
+    def warm_up(self, h: float, rk4: bool = True) -> None:
+        """Load (or compile) every kernel a step of ``h`` (s) may need, braking and the frame kernels of a
+        wrench or a contact included, so that the first step under them runs at full speed; the state is
+        left unchanged."""
         saved, tau = self.state, self.tau.copy()
-        self.step(np.zeros(len(self.tau)), 1e-6, True)
+        self.step(np.zeros(len(self.tau)), h, rk4)
         if self.takes_wrenches:
             frame = next(iter(self.model.link_frames))
             self.external_torques(self.state.q, (frame, np.zeros(6)))

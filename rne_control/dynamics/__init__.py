@@ -15,7 +15,7 @@ kernel (direct.py), and falls back to the checked path (calls.py): conversion, v
 and the status codes turned into exceptions. api.py and frame_api.py hold the tree functions.
 """
 from .api import (coriolis_torques, coriolis_transpose_torques, forward_dynamics, generalized_momentum, gravity_torques,
-                  inverse_dynamics, mass_matrix)
+                  inverse_dynamics, mass_matrix, momentum_and_coriolis_transpose)
 from .frame_api import frame_bias_acceleration, frame_jacobian, frame_pose
 from .calls import SingularMassMatrixError
 from .closed_loop import (LoopClosureError, closed_loop_coriolis_torques, closed_loop_forward_dynamics,
@@ -35,8 +35,8 @@ PARALLEL = ["platform_inverse_kinematics", "platform_forward_kinematics", "platf
             "parallel_joint_forward_dynamics", "parallel_gravity_torques", "parallel_coriolis_torques",
             "parallel_mass_matrix"]
 __all__ = ["inverse_dynamics", "gravity_torques", "coriolis_torques", "mass_matrix", "forward_dynamics",
-           "generalized_momentum", "coriolis_transpose_torques", "frame_pose", "frame_jacobian",
-           "frame_bias_acceleration",
+           "generalized_momentum", "coriolis_transpose_torques", "momentum_and_coriolis_transpose", "frame_pose",
+           "frame_jacobian", "frame_bias_acceleration",
            "SingularMassMatrixError", "moving_base_inverse_dynamics", "free_floating_inverse_dynamics",
            "base_twist_from_momentum", "floating_forward_dynamics", "LoopClosureError", "solve_loops",
            "loop_jacobian", "closed_loop_inverse_dynamics", "closed_loop_gravity_torques",

@@ -135,8 +135,15 @@ def not_a_tree(model):
                       "use the parallel_* and platform_* functions")
 
 
+def momentum_and_coriolis_transpose(model, q, qd):
+    """(p, C^T qd) from one pass of the momentum_coriolis kernel: :func:`generalized_momentum` and
+    :func:`coriolis_transpose_torques` together, for a caller that needs both (the momentum observer)."""
+    out = _momentum_coriolis(model, q, qd, slice(None))
+    return out[..., 0, :], out[..., 1, :]
+
+
 def _momentum_coriolis(model, q, qd, row):
-    """Row 0 (p = M qd) or 1 (C^T qd) of the momentum_coriolis kernel's output."""
+    """Row 0 (p = M qd), row 1 (C^T qd) or both (``slice(None)``) of the momentum_coriolis kernel's output."""
     try:
         res = _empty((2, model.n))
         args = (_ndarray, model._K, q, qd, res)

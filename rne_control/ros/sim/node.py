@@ -178,11 +178,7 @@ class SimNode(Node):
 
         # compile kernels before anything is published
         t0 = time.monotonic()
-        self.sim.warm_up()
-        saved = self.sim.state
-        self.sim.step(np.zeros(n), self.h, self.rk4)   # the configured integrator
-        self.sim.brake(0.0)
-        self.sim.state = saved
+        self.sim.warm_up(self.h, self.rk4)
         names, _, _, _ = self.sim.joint_states()
         self.get_logger().info(
             f"model '{model.name}' ({plant.kind}): commanding {n} joints {self.joints}"

@@ -24,7 +24,6 @@ class StateOutput:
 
     def __init__(self, node, sim, p, held, base_frame=None):
         self.sim = sim
-        self.held = held
         self.noise = (p["position_noise"], p["velocity_noise"])
         self.rng = np.random.default_rng(p["noise_seed"] or None)
         names = sim.joint_states()[0]
@@ -36,7 +35,7 @@ class StateOutput:
         n_all = len(names) + len(held[0])
         self.js_wire = SerializedMessage(JointState(name=list(names) + list(held[0])),
                                          {"position": n_all, "velocity": n_all, "effort": n_all}, stamped=True)
-        self.n_sim = n = len(names)
+        n = len(names)
         v = self.js_wire.views
         self.position, self.velocity, self.effort = v["position"][:n], v["velocity"][:n], v["effort"][:n]
         v["position"][n:] = held[1]   # the held joints: at their positions, at rest, no effort
