@@ -222,6 +222,7 @@ def warm_up() -> None:
     passive_gap(z, 1, idx[1:], z, np.zeros(n, dtype=np.bool_), 0.01)
     put(z, idx, z.copy())
     add_friction(z, z, z, z.copy())
+    residual_check(z, idx, z, o, z.copy(), z.copy())
 
 
 @njit(cache=True, nogil=True)
@@ -240,3 +241,19 @@ def gather_finite(src, src_idx, dst, dst_idx):
         x = src[src_idx[j]]
         if math.isfinite(x):
             dst[dst_idx[j]] = x
+
+
+@njit(cache=True, nogil=True)
+def residual_check(r, idx, ff, threshold, r_ctrl, peak):
+    """The collision test on the observer's residual: r_ctrl[j] = r[idx[j]]; peak[j] = max(peak[j],
+    |r_ctrl[j]|); returns how many j have |r_ctrl[j] + ff[j]| > threshold[j] (a NaN residual counts)."""
+    hits = 0
+    for j in range(idx.shape[0]):
+        x = r[idx[j]]
+        r_ctrl[j] = x
+        a = abs(x)
+        if a > peak[j]:
+            peak[j] = a
+        if not abs(x + ff[j]) <= threshold[j]:
+            hits += 1
+    return hits

@@ -108,14 +108,21 @@ class MomentumObserver:
         return self.r
 
 
-def estimate_wrench(model, q, tau_ext, frame: str, damping: float = 1e-3) -> np.ndarray:
+WRENCH_DAMPING = 1e-3   # the damped pseudo-inverse's lambda (m and 1, the units of J) of estimate_wrench
+
+
+def estimate_wrench(model, q, tau_ext, frame: str, damping: float = WRENCH_DAMPING, columns=None) -> np.ndarray:
     """The wrench F = [force (N); moment (N m)] acting on the robot at the origin of ``frame``, in that
-    frame's axes, whose joint torques are ``tau_ext`` (``model.joint_names`` order): tau_ext = J_f^T F with
-    J_f the frame's Jacobian in its own axes, solved by the damped pseudo-inverse
-    F = (J_f J_f^T + damping^2 I)^-1 J_f tau_ext (``damping`` in the units of J: m and 1)."""
+    frame's axes, whose joint torques are ``tau_ext``: tau_ext = J_f^T F with J_f the frame's Jacobian in its
+    own axes, solved by the damped pseudo-inverse F = (J_f J_f^T + damping^2 I)^-1 J_f tau_ext (``damping``
+    in the units of J: m and 1). ``q``: ``model.joint_names`` order; ``columns``: the joints (indices in that
+    order) whose torques ``tau_ext`` holds, in its order (default: every joint), e.g. only the joints whose
+    applied torque is known."""
     T = dyn.frame_pose(model, q, frame)
     R = T[:3, :3]
     J = dyn.frame_jacobian(model, q, frame)
+    if columns is not None:
+        J = J[:, np.asarray(columns, dtype=int)]
     Jf = np.vstack([R.T @ J[:3], R.T @ J[3:]])   # base axes -> frame axes
     A = Jf @ Jf.T + damping * damping * np.eye(6)
     return np.linalg.solve(A, Jf @ np.asarray(tau_ext, dtype=float))

@@ -1,6 +1,6 @@
 """The run-time settings of a control cycle: one validated snapshot of the values a user may change
 while the controller runs (mode, base, gains, gravity, payload, friction compensation, effort limits,
-state timeout, on_stale, ramp time). A ``ValueError`` names the value and why; the running settings stay.
+state timeout, on_stale, ramp time, the momentum observer's and the collision reaction's settings). A ``ValueError`` names the value and why; the running settings stay.
 ``rne_controller`` declares them as ROS parameters (:mod:`rne_control.ros.controller.settings`).
 """
 from __future__ import annotations
@@ -10,15 +10,25 @@ from typing import Optional
 
 import numpy as np
 
+from .collision import REACTIONS, CollisionError, per_joint
 from .laws import BASE_VELOCITY_SOURCES, BASES, MODES, default_gains
 from .limits import check_limits
+from .observer import WRENCH_DAMPING, ObserverError, check_gain
 from .watchdog import ON_STALE
+
+TORQUE_SOURCES = ("commanded", "measured")
+THRESHOLD_FRACTION = 0.2   # default collision threshold: this fraction of each joint's effort limit
+DAMP_TIME = 0.1            # s: default collision.damping D = DAMP_TIME x effort limit (per rad/s or m/s)
 
 # the run-time values' defaults (None: derived from the plant, see Settings)
 DEFAULTS = {"mode": "computed_torque", "base": "fixed", "base_velocity_source": "odometry", "kp": None, "kd": None,
             "hold_kp": None, "hold_kd": None, "gravity": None, "payload_link": "", "payload_mass": 0.0,
             "payload_com": [0.0, 0.0, 0.0], "payload_inertia": [0.0] * 6, "friction_compensation": False,
-            "effort_limits": None, "state_timeout": 0.05, "on_stale": "hold", "ramp_time": 0.5}
+            "effort_limits": None, "state_timeout": 0.05, "on_stale": "hold", "ramp_time": 0.5,
+            "observer.enabled": True, "observer.gain": [50.0], "observer.torque_source": "commanded",
+            "observer.wrench_frame": "", "observer.wrench_damping": WRENCH_DAMPING,
+            "collision.thresholds": None, "collision.reaction": "none", "collision.damping": None,
+            "collision.reflex_gain": [1.0]}
 _RAMPED = ("mode", "base", "base_velocity_source", "kp", "kd", "hold_kp", "hold_kd", "gravity", "payload",
            "friction_compensation")
 
@@ -36,8 +46,9 @@ def _finite_array(name, v, size):
 class Settings:
     """A validated snapshot of the run-time parameters (arrays in ``joints`` order)."""
 
-    def __init__(self, values: dict, plant):
-        """``values``: parameter name -> value (None: unset); ``plant``: the controller's plant."""
+    def __init__(self, values: dict, plant, period: Optional[float] = None):
+        """``values``: parameter name -> value (None: unset); ``plant``: the controller's plant; ``period``:
+        the nominal cycle time (s), against which the observer's gain is checked (K_O T < 1)."""
         nc = plant.n
         self.mode = values["mode"]
         if self.mode not in MODES:
@@ -97,14 +108,65 @@ class Settings:
         self.ramp_time = float(values["ramp_time"])
         if not (self.ramp_time >= 0.0) or math.isinf(self.ramp_time):
             raise ValueError("ramp_time must be a finite number of seconds >= 0")
+        self._observer_settings(values, plant, period)
+
+    def _observer_settings(self, values, plant, period) -> None:
+        """observer.* and collision.* (see rne_control.control.external)."""
+        nc = plant.n
+        self.observer_enabled = bool(values["observer.enabled"])
+        self.observer_available = not plant.observer_unavailable
+        try:
+            self.observer_gain = check_gain(values["observer.gain"], nc)
+        except ObserverError as e:
+            raise ValueError("observer.%s" % e) from None
+        if period is not None and np.any(self.observer_gain * period >= 1.0):
+            raise ValueError("observer.gain %g 1/s times the cycle time %g s must be < 1 (at most %g 1/s at "
+                             "this rate)" % (self.observer_gain.max(), period, 1.0 / period))
+        self.torque_source = values["observer.torque_source"]
+        if self.torque_source not in TORQUE_SOURCES:
+            raise ValueError("unknown observer.torque_source %r (one of %s)"
+                             % (self.torque_source, ", ".join(TORQUE_SOURCES)))
+        self.wrench_damping = float(values["observer.wrench_damping"])
+        if not (self.wrench_damping >= 0.0) or math.isinf(self.wrench_damping):
+            raise ValueError("observer.wrench_damping must be finite and >= 0 (got %r)" % self.wrench_damping)
+        frame = values["observer.wrench_frame"]
+        if self.observer_available:
+            model = plant.observer_model()[0]
+            if not frame:
+                frame = default_wrench_frame(model, plant.joint_names[-1])
+            elif frame not in model.link_frames:
+                raise ValueError("observer.wrench_frame %r is not a frame the controlled joints move (frames: %s)"
+                                 % (frame, ", ".join(sorted(model.link_frames))))
+        self.wrench_frame = frame
+        limits = self.effort_limits
+        try:
+            self.collision_thresholds = (THRESHOLD_FRACTION * limits if values["collision.thresholds"] is None
+                                         else per_joint("collision.thresholds", values["collision.thresholds"], nc,
+                                                        positive=True))
+            self.collision_damping = (np.where(np.isfinite(limits), DAMP_TIME * limits, 1.0)
+                                      if values["collision.damping"] is None
+                                      else per_joint("collision.damping", values["collision.damping"], nc, False))
+            self.collision_reflex_gain = per_joint("collision.reflex_gain", values["collision.reflex_gain"], nc,
+                                                   positive=False)
+        except CollisionError as e:
+            raise ValueError(str(e)) from None
+        self.collision_reaction = values["collision.reaction"]
+        if self.collision_reaction not in REACTIONS:
+            raise ValueError("unknown collision.reaction %r (one of %s)"
+                             % (self.collision_reaction, ", ".join(REACTIONS)))
+        if self.collision_reaction != "none" and not (self.observer_enabled and self.observer_available):
+            raise ValueError("collision.reaction %r needs the momentum observer, which is %s"
+                             % (self.collision_reaction, "disabled (observer.enabled)" if self.observer_available
+                                else "not available: " + plant.observer_unavailable))
 
     @classmethod
-    def of(cls, plant, **values) -> "Settings":
-        """The settings of ``plant`` with ``values`` changed from :data:`DEFAULTS`."""
+    def of(cls, plant, period: Optional[float] = None, **values) -> "Settings":
+        """The settings of ``plant`` with ``values`` changed from :data:`DEFAULTS` (dotted names as
+        ``**{"observer.gain": 20.0}``)."""
         unknown = set(values) - set(DEFAULTS)
         if unknown:
             raise ValueError("unknown setting(s) %s (known: %s)" % (sorted(unknown), ", ".join(DEFAULTS)))
-        return cls({**DEFAULTS, **values}, plant)
+        return cls({**DEFAULTS, **values}, plant, period)
 
     def law_differs(self, other: Optional["Settings"]) -> bool:
         if other is None:
@@ -117,3 +179,14 @@ class Settings:
             elif a != b:
                 return True
         return False
+
+
+def default_wrench_frame(model, joint: str) -> str:
+    """The child link of ``joint`` in ``model``: the link whose frame is its body's own."""
+    from ..model.layout import QIDX
+    k = model.joint_names.index(joint)
+    body = int(np.flatnonzero(np.asarray(model.tree)[:, QIDX] == k)[0])
+    for name, (b, T) in model.link_frames.items():
+        if b == body and np.allclose(T, np.eye(4)):
+            return name
+    raise ValueError("joint %r has no child link frame in model %r" % (joint, model.name))
