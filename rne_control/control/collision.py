@@ -41,7 +41,7 @@ class CollisionMonitor:
     :data:`REACTIONS`, with its ``damping`` or ``reflex_gain`` (one or n values, >= 0). ``latched``: a
     reaction is in force; ``joints``: the joint indices that crossed at the latching sample (or, with
     ``none``, at the last sample that detected); ``events``: the detections so far (latches, or with
-    ``none`` the samples that went from clear to detected)."""
+    ``none`` the samples that went from clear to detected); ``detected``: the last sample detected one."""
 
     def __init__(self, n: int, thresholds, reaction: str = "none", damping=0.0, reflex_gain=0.0):
         if reaction not in REACTIONS:
@@ -54,29 +54,38 @@ class CollisionMonitor:
         self.latched = False
         self.joints: list = []
         self.events = 0
-        self._detected = False
+        self.detected = False
 
     def check(self, r, tau_ff: Optional[np.ndarray] = None) -> bool:
         """Take one residual r (N m, N); True if a reaction is in force after it (latched now or before)."""
         if self.latched:
             return True
-        x = np.abs(r if tau_ff is None else r + tau_ff)
-        hit = np.flatnonzero(x > self.thresholds)
-        detected = hit.size > 0
+        return self.detect(int(np.count_nonzero(self._over(r, tau_ff))), r, tau_ff)
+
+    def detect(self, hits: int, r, tau_ff: Optional[np.ndarray] = None) -> bool:
+        """As :meth:`check`, given ``hits``, the number of joints over threshold the caller counted on r (the
+        control cycle's compiled test)."""
+        if self.latched:
+            return True
+        detected = hits > 0
         if detected:
-            self.joints = hit.tolist()
+            self.joints = np.flatnonzero(self._over(r, tau_ff)).tolist()
             if self.reaction != "none":
                 self.latched = True
                 self.events += 1
-            elif not self._detected:
+            elif not self.detected:
                 self.events += 1
-        self._detected = detected
+        self.detected = detected
         return self.latched
+
+    def _over(self, r, tau_ff):
+        """Per joint: |r + tau_ff| over its threshold (a NaN counts)."""
+        return ~(np.abs(r if tau_ff is None else r + tau_ff) <= self.thresholds)
 
     def reset(self) -> None:
         """Release a latched reaction (the caller then ramps back in, as after a stale state)."""
         self.latched = False
-        self._detected = False
+        self.detected = False
         self.joints = []
 
     def torque(self, g, qd, r) -> np.ndarray:

@@ -8,11 +8,14 @@ ramps and the effort limiter. :meth:`ControlCycle.update` is the cycle, written 
 * **read**: install run-time settings requested since the last cycle, judge the merged state's
   freshness (:class:`~rne_control.control.watchdog.Watchdog`) and activate on the first fresh state;
 * **compute**: sample the trajectory and evaluate the law (feedback terms scaled by the activation ramp);
-* **clamp**: blend from the previous law (output ramp) and clamp to the effort limits.
+  the momentum observer takes the new state and the collision monitor checks its residual
+  (:class:`~rne_control.control.external.ExternalTorques`); a latched reaction replaces the law's torque;
+* **clamp**: blend from the previous law (output ramp) and clamp to the effort limits; where the driver
+  adds gravity itself (``driver_adds_gravity``), g(q) is taken off the command and the rest clamped again.
 
 It returns the command to publish, or None (no state yet, or ``on_stale: stop``); ``outcome`` says which
-path produced it (:data:`LAW`, :data:`HOLD` while a state cannot be used, :data:`STALE` under
-``on_stale``). The caller publishes every command returned: the cycle remembers it as the last one sent,
+path produced it (:data:`LAW`, :data:`REACTION` while a collision reaction is latched, :data:`HOLD` while
+a state cannot be used, :data:`STALE` under ``on_stale``). The caller publishes every command returned: the cycle remembers it as the last one sent,
 from which the next law change ramps. Times are seconds or nanoseconds of the caller's clock (ROS time,
 or sim time under ``use_sim_time``); arrays are in the plant's ``joint_names`` order (controlled joints)
 or its ``state_names`` order (the merged state).
@@ -25,6 +28,7 @@ from typing import Optional
 
 import numpy as np
 
+from .external import ExternalTorques
 from .joint_states import JointStateError, JointStateMapper
 from .laws import SPLIT_PARTS, BaseState, ControlLaw
 from .limits import EffortLimiter
@@ -34,7 +38,7 @@ from .trajectory import TrajectoryError, TrajectoryGenerator
 from .warmup import warm_up_law, warm_up_output, warm_up_trajectory
 from .watchdog import NO_STATE, STALE, Watchdog
 
-LAW, HOLD, STALE_OUTPUT = "law", "hold", "stale"
+LAW, REACTION, HOLD, STALE_OUTPUT = "law", "reaction", "hold", "stale"
 
 
 class _Log:
@@ -63,10 +67,12 @@ class ControlCycle:
     ``velocity_cutoff_hz``: the filter of velocities estimated from positions. ``out``: the command
     buffer (N,), e.g. a view over an outgoing message's array. ``log``: an object with ``info``,
     ``warning`` and ``error`` taking a message and ``throttle_duration_sec`` (an rclpy logger).
+    ``driver_adds_gravity``: the driver adds g(q) to every command (Franka's): the cycle publishes the
+    command less g(q), and ``total`` is what the joints get.
     """
 
     def __init__(self, plant, settings, trigger_joints=None, velocity_cutoff_hz: float = 50.0,
-                 out: Optional[np.ndarray] = None, log=None):
+                 out: Optional[np.ndarray] = None, log=None, driver_adds_gravity: bool = False):
         self.plant = plant
         self.joints = plant.joint_names
         self.n = n = plant.n
@@ -81,6 +87,13 @@ class ControlCycle:
         self.limiter = EffortLimiter(settings.effort_limits)
         self.watchdog = Watchdog(settings.state_timeout, settings.on_stale)
         self.cmd = np.zeros(n) if out is None else out
+        self.driver_adds_gravity = bool(driver_adds_gravity)
+        self.total = np.zeros(n) if self.driver_adds_gravity else self.cmd   # the joints' torque
+        self._g = np.zeros(n)
+        self.external = ExternalTorques(plant, settings)
+        self.mapper.track_effort = settings.torque_source == "measured"
+        self.collision_started = False   # this cycle latched a reaction (the caller aborts its goal)
+        self._reset_collision = False
         self.settings = None
         self._pending = None
         self.apply_settings(settings)
@@ -143,6 +156,11 @@ class ControlCycle:
         self.feedback_ramp.duration = s.ramp_time
         self.output_ramp.duration = s.ramp_time
         changed = s.law_differs(old)
+        if old is not None:
+            self.external.apply(s)
+            self.mapper.track_effort = s.torque_source == "measured"
+            if old.payload != s.payload or not np.array_equal(old.gravity, s.gravity):
+                self.external.reset()
         self.settings = s
         if old is not None:
             self.log.info("parameters applied: mode %s, base %s%s" % (
@@ -227,6 +245,9 @@ class ControlCycle:
             self._activate(now, wd.recovered)
             ramp_request = ramp_request or self._ramp_from_last
             self.stopped = False
+        if self._reset_collision:
+            self._reset_collision = False
+            ramp_request = ramp_request or self._release(now)
         # --- compute
         self.q_d, self.qd_d, self.qdd_d = self.traj.sample(now)
         self.feedback_scale = s = self.feedback_ramp.fraction(now)
@@ -236,22 +257,32 @@ class ControlCycle:
             if self.states != self._rejected_at:   # count each received state once
                 self._rejected_at = self.states
                 self.reject(e)
-            return self._hold(reset=False)
+            return self._hold(now, reset=False)
         except ValueError as e:  # a non-finite reference must never stop the loop nor reach the output
             self.log.error("control law failed (%s): holding the measured position" % e, throttle_duration_sec=1.0)
-            return self._hold(reset=True)
+            return self._hold(now, reset=True)
+        ext = self.external
+        if ext.enabled:
+            self.collision_started = False
+            events = ext.monitor.events
+            t = self.state_stamp_ns * 1e-9 if self.state_stamp_ns > 0 else self.watchdog.last
+            if ext.observe(t, now, self.mapper.effort):
+                if ext.monitor.events != events:
+                    self._collided()
+                return self._reaction(now)
         # --- clamp (the law's torque stays in law.tau, for split)
         if ramp_request and self.have_published:
-            self.output_ramp.start_blend(now, self.cmd, tau)   # cmd still holds the command last sent
-        if self.limiter.apply(self.output_ramp.apply(now, tau, out=self.cmd), out=self.cmd):
+            self.output_ramp.start_blend(now, self.total, tau)   # total still holds the torque last sent
+        if self.limiter.apply(self.output_ramp.apply(now, tau, out=self.total), out=self.total):
             self.saturated |= self.limiter.saturated.astype(bool)
         self.new_state = False
         self.outcome = LAW
-        return self._sent()
+        return self._sent(now)
 
     def _activate(self, now: float, recovered: bool) -> None:
         self.traj.reset(self.mapper.q[:self.n])   # the controlled joints lead the state
         self.feedback_ramp.start(now)
+        self.external.reset()
         self.active = True
         self._ramp_from_last = recovered and self.have_published and not self.stopped
         if recovered:
@@ -270,35 +301,84 @@ class ControlCycle:
         if wd.on_stale == "stop":
             self.stopped = True
             return None
-        if wd.on_stale == "zero":
-            self.cmd.fill(0.0)
+        if wd.on_stale == "zero":   # zero published: where the driver adds gravity, the joints get g
+            self.total[:] = self.plant.gravity_torques(self._g) if self.driver_adds_gravity else 0.0
         else:
-            self.limiter.apply(self._hold_cmd, out=self.cmd)
+            self.limiter.apply(self._hold_cmd, out=self.total)
         self.outcome = STALE_OUTPUT
-        return self._sent()
+        return self._sent(now)
 
-    def _hold(self, reset: bool) -> np.ndarray:
+    def _hold(self, now: float, reset: bool) -> np.ndarray:
         """The gravity torques of the last accepted state, clamped; ``reset``: the desired state holds the
         measured position from now on."""
         if reset:
             self.traj.reset(self.mapper.q[:self.n])
-        self.limiter.apply(self.law.hold_torque(self._hold_cmd), out=self.cmd)
+        self.limiter.apply(self.law.hold_torque(self._hold_cmd), out=self.total)
         self.outcome = HOLD
-        return self._sent()
+        return self._sent(now)
 
-    def _sent(self) -> np.ndarray:
+    def _sent(self, now: float) -> np.ndarray:
+        """``total`` goes out at ``now`` (s): as ``cmd``, or less g(q) where the driver adds it; the observer
+        is told."""
+        if self.driver_adds_gravity:
+            np.subtract(self.total, self.plant.gravity_torques(self._g), out=self.cmd)
+            self.limiter.apply(self.cmd, out=self.cmd)
+            np.add(self.cmd, self._g, out=self.total)
+        if self.external.enabled:
+            self.external.commanded(now, self.total)
         self.have_published = True
         return self.cmd
+
+    # ------------------------------------------------------------ collisions
+    def _collided(self) -> None:
+        """A reaction latched at this state: drop the trajectory, hold the measured position, report."""
+        ext = self.external
+        self.collision_started = True
+        self.traj.reset(self.mapper.q[:self.n])
+        self.log.error("collision: %s over threshold (%s); reaction %s until ~/reset_collision" % (
+            ", ".join("%s r = %.2f" % (self.joints[j], ext.r[j]) for j in ext.monitor.joints),
+            ", ".join("%.2f" % ext.monitor.thresholds[j] for j in ext.monitor.joints), ext.monitor.reaction))
+
+    def _reaction(self, now: float) -> np.ndarray:
+        """The latched reaction's torque, clamped, without a ramp."""
+        self.limiter.apply(self.external.reaction_torque(self.total), out=self.total)
+        self.new_state = False
+        self.outcome = REACTION
+        return self._sent(now)
+
+    def reset_collision(self) -> bool:
+        """Release a latched collision reaction at the next cycle, which holds the measured position and
+        ramps back in (as after a stale period). False (nothing to do) if none is latched."""
+        if not self.external.monitor.latched:
+            return False
+        self._reset_collision = True
+        return True
+
+    def _release(self, now: float) -> bool:
+        """The reset requested: True if the output is to blend from the reaction's torque."""
+        if not self.external.monitor.latched:
+            return False
+        self.external.monitor.reset()
+        self.traj.reset(self.mapper.q[:self.n])
+        self.feedback_ramp.start(now)
+        self.log.info("collision reset: holding the measured position, ramping in")
+        return self.have_published
 
     # ------------------------------------------------------------ around the cycle
     def accept_trajectory(self, names, times, P, V, A, start: Optional[float], now: float):
         """Validate a trajectory (:meth:`TrajectoryGenerator.prepare`) and run it from ``start`` (None: now);
         returns the prepared trajectory. Raises :class:`TrajectoryError` with the reason."""
-        if not self.active:
-            raise TrajectoryError("no valid joint state yet")
+        self.check_accepting()
         prep = self.traj.prepare(names, times, P, V, A)
         self.traj.set_trajectory(prep, now, start)
         return prep
+
+    def check_accepting(self) -> None:
+        """TrajectoryError unless a trajectory can run now: a valid state, no latched collision reaction."""
+        if not self.active:
+            raise TrajectoryError("no valid joint state yet")
+        if self.external.monitor.latched:
+            raise TrajectoryError("a collision reaction is latched: call ~/reset_collision first")
 
     def split(self) -> dict:
         """The last law command (before ramp and clamp) decomposed into ``SPLIT_PARTS``

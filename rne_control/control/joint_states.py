@@ -21,8 +21,8 @@ Rules
 * A message is **rejected** (:class:`JointStateError`, and none of its joints is applied) when its
   position array, or a non-empty velocity or effort array, disagrees in length with its names; when it
   repeats a name; or when a position or velocity of a needed joint is NaN or inf. A non-finite value of
-  another joint is skipped (that joint keeps its value); efforts are not used, so a NaN effort never
-  rejects a message.
+  another joint is skipped (that joint keeps its value); a NaN effort never rejects a message (efforts
+  are kept, for the needed joints, only while ``track_effort`` is set).
 * A joint published without velocity gets a first-order filtered difference of its positions, per
   joint, with that joint's own sample times.
 """
@@ -97,6 +97,10 @@ class JointStateMapper:
         self.velocity_cutoff_hz = float(velocity_cutoff_hz)
         self.updated = np.zeros(0, dtype=np.int64)
         self._maps: dict = {}
+        # the needed joints' measured efforts (NaN: the last message with them had none), kept only while
+        # track_effort is set (the momentum observer's torque_source: measured)
+        self.track_effort = False
+        self.effort = np.full(n, np.nan)
 
     @property
     def estimating_velocity(self) -> bool:
@@ -177,6 +181,11 @@ class JointStateMapper:
                 self._estimate(dst, t)
                 self.q[dst] = self._q_stage[dst]
                 self.last_update[dst] = t
+        if self.track_effort:
+            if ne:
+                K.gather(_as_array(effort), m.src, self.effort, dst)
+            else:
+                self.effort[dst] = np.nan
         if m.src_opt.size:
             K.gather_finite(pos, m.src_opt, self.q, m.dst_opt)
             if vel is not None:

@@ -182,11 +182,11 @@ class Settings:
 
 
 def default_wrench_frame(model, joint: str) -> str:
-    """The child link of ``joint`` in ``model``: the link whose frame is its body's own."""
+    """The child link of ``joint`` in ``model``: of the links on its body, the one whose frame is the body's
+    own (URDF), else the first (DH: the link's DH frame)."""
     from ..model.layout import QIDX
     k = model.joint_names.index(joint)
     body = int(np.flatnonzero(np.asarray(model.tree)[:, QIDX] == k)[0])
-    for name, (b, T) in model.link_frames.items():
-        if b == body and np.allclose(T, np.eye(4)):
-            return name
-    raise ValueError("joint %r has no child link frame in model %r" % (joint, model.name))
+    on_body = [name for name, (b, _) in model.link_frames.items() if b == body]
+    own = [name for name in on_body if np.allclose(model.link_frames[name][1], np.eye(4))]
+    return (own or on_body)[0]

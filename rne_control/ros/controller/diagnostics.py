@@ -1,12 +1,14 @@
 """``/diagnostics`` of ``rne_controller``: one DiagnosticStatus per second with the loop's timing (rates,
 jitter, compute, publish and state-to-command latency percentiles over the last period), the state's
-freshness, saturation, rejected messages and kernels compiled after the warm-up."""
+freshness, saturation, rejected messages, kernels compiled after the warm-up, and the momentum observer
+(its status, the largest |r| per joint over the period) and collisions."""
 from __future__ import annotations
 
 import math
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
+from ...control.external import UNAVAILABLE
 from ...control.watchdog import FRESH, NO_STATE, STALE
 
 TIMING_KEYS = ("rate_achieved_hz", "commands_per_s", "period_jitter_p99_us", "period_jitter_max_us",
@@ -38,9 +40,19 @@ def message(node) -> DiagnosticArray:
                                   "loop_tolerance: ignored, the joints follow their leaders (counted in "
                                   "ignored_passive_positions)" % ", ".join(sorted(ignored)))
     missing = cycle.stale_joints(node._now_ns()) if wd.status != FRESH else []
-    if wd.status != FRESH:
+    ext = cycle.external
+    mon = ext.monitor
+    hit = ", ".join(node.joints[j] for j in mon.joints)
+    peak = ",".join("%.3f" % x for x in ext.peak)
+    ext.peak[:] = 0.0
+    if mon.latched:
+        level, text = DiagnosticStatus.ERROR, "collision at %s: reaction %s until ~/reset_collision" % (
+            hit, mon.reaction)
+    elif wd.status != FRESH:
         level, text = DiagnosticStatus.ERROR if wd.status == STALE else DiagnosticStatus.WARN, \
             "joint state %s: %s" % (st, ", ".join(missing))
+    elif mon.detected:
+        level, text = DiagnosticStatus.WARN, "collision detected at %s (collision.reaction none)" % hit
     elif late_now or sat or late_jit:
         level, text = DiagnosticStatus.WARN, ("%d late cycles" % late_now if late_now else
                                               "saturated: " + ", ".join(sat) if sat else
@@ -69,6 +81,11 @@ def message(node) -> DiagnosticArray:
         kv("ramp_active", cycle.output_ramp.active or cycle.feedback_ramp.active),
         kv("jit_signatures_after_ready", sum(late_jit.values())),
         kv("jit_compiles_after_ready", len(node.jit_monitor.compiles)),
+        kv("observer", ext.status + (": " + ext.unavailable if ext.status == UNAVAILABLE else "")),
+        kv("external_torque_max_abs", peak), kv("collision", "latched" if mon.latched else
+                                                "detected" if mon.detected else "clear"),
+        kv("collision_joints", hit if mon.latched or mon.detected else ""),
+        kv("collision_events", mon.events), kv("collision_reaction", mon.reaction),
     ]
     arr = DiagnosticArray()
     arr.header.stamp = node.get_clock().now().to_msg()

@@ -188,8 +188,7 @@ class FollowJointTrajectoryServer:
     def _validate(self, goal):
         """(prepared trajectory, start time or None, tolerances) of a goal; raises TrajectoryError."""
         node = self.node
-        if not node.cycle.active:
-            raise TrajectoryError("no valid joint state yet")
+        node.cycle.check_accepting()
         mdof = goal.multi_dof_trajectory
         if len(mdof.joint_names) or len(mdof.points):
             raise TrajectoryError("multi_dof_trajectory is not supported (the controlled joints are single-DOF); "
@@ -291,6 +290,17 @@ class FollowJointTrajectoryServer:
     def preempt_by_topic(self, topic: str = "~/joint_trajectory") -> None:
         """A trajectory was accepted on a topic: abort the running goal (deviation from JTC)."""
         self._preempt("Current goal preempted by a trajectory on %s." % topic)
+
+    def abort_collision(self) -> None:
+        """A collision reaction started: abort the running goal with PATH_TOLERANCE_VIOLATED (the cycle has
+        dropped its trajectory)."""
+        g = self._active
+        if g is not None:
+            mon = self.node.cycle.external.monitor
+            text = ("Aborted: collision detected at %s (external torque over collision.thresholds); reaction %r "
+                    "until ~/reset_collision" % (", ".join(self.node.joints[j] for j in mon.joints), mon.reaction))
+            self.node.get_logger().warning("the goal on ~/%s is aborted: %s" % (ACTION, text))
+            self._finish(g, PATH_TOLERANCE_VIOLATED, text, ABORT)
 
     def _hold(self) -> None:
         node = self.node

@@ -41,7 +41,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
-from ...control.cycle import LAW, ControlCycle
+from ...control.cycle import HOLD, STALE_OUTPUT, ControlCycle
 from ...control.settings import Settings
 from ...control.trajectory import TrajectoryError
 from ...control.watchdog import FRESH
@@ -55,6 +55,7 @@ from ..realtime import apply_realtime_options
 from ..runner import STOP, check_executor, run
 from ..wire import JointStateReader, SerializedMessage
 from . import diagnostics, follow_joint_trajectory, platform_topics
+from .external_topics import ExternalTopics
 from .loop_stats import LoopStats
 from .settings import RUNTIME_NAMES, RUNTIME_SPECS, STATIC_SPECS, ConfigError, LoopSettings
 
@@ -150,7 +151,7 @@ class ControllerNode(Node):
         self.rate, self.period, self.trigger, ctype = loop.rate, 1.0 / loop.rate, loop.trigger, loop.command_type
         self._state_every = loop.state_every
         try:
-            settings = Settings({k: self.params.get(k) for k in RUNTIME_NAMES}, plant)
+            settings = Settings({k: self.params.get(k) for k in RUNTIME_NAMES}, plant, self.period)
         except ValueError as e:
             raise ConfigError("invalid parameter: %s" % e) from None
 
@@ -163,7 +164,8 @@ class ControllerNode(Node):
         cmd = np.zeros(nc)
         try:
             self.cycle = cycle = ControlCycle(plant, settings, loop.trigger_joints, loop.velocity_filter_cutoff,
-                                              out=cmd, log=log)
+                                              out=cmd, log=log,
+                                              driver_adds_gravity=self.params.get("driver_adds_gravity"))
         except ValueError as e:
             raise ConfigError(str(e)) from None
         if not np.all(np.isfinite(settings.effort_limits)):
@@ -213,6 +215,7 @@ class ControllerNode(Node):
                                              clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._fjt = follow_joint_trajectory.create_server(self)   # None without control_msgs
         self._platform = platform_topics.create(self)              # None without a task space
+        self._external = ExternalTopics(self)
         apply_realtime_options(self.params, self.get_logger())
         self._ready = True
         log.info("model %r: controlling %s at %.1f Hz, mode %s, base %s, publishing %s on %s"
@@ -317,9 +320,13 @@ class ControllerNode(Node):
         self._cmd_pub.publish(wire.bytes())
         done = time.perf_counter_ns()
         self.stats.published_command(entry_ns, handoff, done)
-        if cycle.outcome != LAW:
+        if cycle.outcome in (HOLD, STALE_OUTPUT):
             return
         self.stats.latency(cycle.arrival_ns, done)
+        if cycle.collision_started:
+            self._external.publish_collision()
+            if self._fjt is not None:
+                self._fjt.abort_collision()
         if self._fjt is not None:
             self._fjt.update(now_ns * 1e-9)
         if self._cycles % self._state_every == 0:
@@ -327,6 +334,8 @@ class ControllerNode(Node):
                 self._publish_state()
             if self._platform is not None:
                 self._platform.publish_state(now_ns)
+            self._external.publish_state()
+            self._external.publish_collision()
 
     def _publish_state(self) -> None:
         """``~/controller_state`` of the command just published (layout: :mod:`rne_control.ros.conversions`)."""
@@ -351,7 +360,7 @@ class ControllerNode(Node):
             values[name] = None if p.type_ == T.NOT_SET else (list(p.value) if isinstance(p.value, (list, tuple))
                                                               or type(p.value).__name__ == "array" else p.value)
         try:
-            settings = Settings(values, self.plant)
+            settings = Settings(values, self.plant, self.period)
         except ValueError as e:
             self._rejected["parameters"] += 1
             self.get_logger().warning("parameter change refused: %s" % e)

@@ -44,6 +44,8 @@ gc_freeze                 bool        true                          gc.freeze() 
 executor                  string      events                        events (rclpy's EventsExecutor; the default
                                                                     where it imports, else single_threaded) |
                                                                     single_threaded
+driver_adds_gravity       bool        false                         the driver adds g(q) to every command
+                                                                    (Franka): g(q) is taken off the command
 ========================  ==========  ============================  ===========================================
 
 Control (changeable at run time; validated, a bad value is refused with a
@@ -70,6 +72,17 @@ state_timeout             double      0.05                          s: every con
                                                                     received within it, else on_stale
 on_stale                  string      hold                          hold | zero | stop
 ramp_time                 double      0.5                           s of linear blend after a change
+observer.enabled          bool        true                          the momentum observer (trees on a fixed base;
+                                                                    elsewhere "not available" in diagnostics)
+observer.gain             double[]    [50.0]                        K_O, 1/s: one value or one per joint;
+                                                                    K_O / rate < 1
+observer.torque_source    string      commanded                     commanded | measured (/joint_states efforts)
+observer.wrench_frame     string      "" (last joint's child link)  frame of ~/external_wrench
+observer.wrench_damping   double      0.001                         lambda of the damped pseudo-inverse (m, 1)
+collision.thresholds      double[]    unset: 20 % of effort_limits  N m or N, one value or one per joint, > 0
+collision.reaction        string      none                          none | gravity | damp | reflex
+collision.damping         double[]    unset: 0.1 s x effort_limits  damp: D, N m s/rad or N s/m per joint
+collision.reflex_gain     double[]    [1.0]                         reflex: K_R per joint, >= 0
 ========================  ==========  ============================  ===========================================
 """
 from __future__ import annotations
@@ -77,7 +90,8 @@ from __future__ import annotations
 import math
 
 from ...control.laws import BASE_VELOCITY_SOURCES, BASES, MODES
-from ...control.settings import DEFAULTS
+from ...control.collision import REACTIONS
+from ...control.settings import DEFAULTS, TORQUE_SOURCES
 from ...control.watchdog import ON_STALE
 from ..conversions import COMMAND_TYPES
 from ..params import Spec, T
@@ -119,6 +133,8 @@ STATIC_SPECS = [
     Spec("gc_freeze", T.BOOL, True, "gc.freeze() after start-up", read_only=True),
     Spec("executor", T.STRING, DEFAULT_EXECUTOR, "rclpy executor that spins the node", read_only=True,
          choices=list(EXECUTORS)),
+    Spec("driver_adds_gravity", T.BOOL, False, "the driver adds g(q) to every command: publish the command "
+         "less g(q)", read_only=True),
 ]
 
 RUNTIME_SPECS = [
@@ -143,6 +159,22 @@ RUNTIME_SPECS = [
          constraints="> 0"),
     Spec("on_stale", T.STRING, DEFAULTS["on_stale"], "behaviour on stale state", choices=list(ON_STALE)),
     Spec("ramp_time", T.DOUBLE, DEFAULTS["ramp_time"], "s of linear blend after a change", constraints=">= 0"),
+    Spec("observer.enabled", T.BOOL, DEFAULTS["observer.enabled"], "momentum observer of external torques"),
+    Spec("observer.gain", T.DOUBLE_ARRAY, DEFAULTS["observer.gain"], "observer gain K_O, 1/s (one or per joint)"),
+    Spec("observer.torque_source", T.STRING, DEFAULTS["observer.torque_source"], "torque the observer takes",
+         choices=list(TORQUE_SOURCES)),
+    Spec("observer.wrench_frame", T.STRING, DEFAULTS["observer.wrench_frame"],
+         "frame of ~/external_wrench ('': the child link of the last joint)"),
+    Spec("observer.wrench_damping", T.DOUBLE, DEFAULTS["observer.wrench_damping"],
+         "damping of the wrench's pseudo-inverse (m, 1)", constraints=">= 0"),
+    Spec("collision.thresholds", T.DOUBLE_ARRAY, DEFAULTS["collision.thresholds"],
+         "collision thresholds on |r|, N m or N (unset: 20 % of the effort limits)"),
+    Spec("collision.reaction", T.STRING, DEFAULTS["collision.reaction"], "reaction to a collision",
+         choices=list(REACTIONS)),
+    Spec("collision.damping", T.DOUBLE_ARRAY, DEFAULTS["collision.damping"],
+         "damp reaction's D per joint (unset: 0.1 s x the effort limits)"),
+    Spec("collision.reflex_gain", T.DOUBLE_ARRAY, DEFAULTS["collision.reflex_gain"],
+         "reflex reaction's K_R per joint"),
 ]
 
 RUNTIME_NAMES = tuple(s.name for s in RUNTIME_SPECS)
