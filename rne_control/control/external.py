@@ -9,8 +9,10 @@ on the plant's ``observer_model``) takes (t_k, q_k, qd_k) and the torque in forc
 * ``commanded``: the commands published in that interval after ramp and clamp, weighted by how long each
   was in force (with ``trigger: state`` and in lockstep: the command that answered state k-1); with
   ``driver_adds_gravity`` plus the g(q) the driver added;
-* ``measured``: the controlled joints' efforts of state k-1 from ``/joint_states``. A state without them
-  pauses the observer (``status`` says so) and it starts again from r = 0 when they come back.
+* ``measured``: the controlled joints' efforts of state k from ``/joint_states``: a torque measured at t_k
+  is the one the actuators have held since the previous command, over [t_{k-1}, t_k] (``rne_sim``
+  reports exactly that). A state without them pauses the observer (``status`` says so) and it starts
+  again from r = 0 when they come back.
 
 Then the collision monitor (:class:`~rne_control.control.collision.CollisionMonitor`) checks r at the
 controlled joints. r starts from 0 at activation, after a stale period and after a change of payload or
@@ -47,7 +49,6 @@ class ExternalTorques:
         self._acc_time = 0.0
         self._t_cmd = None                  # when the last command went out (cycle clock, s)
         self._t_state = None
-        self._effort_prev = np.full(n, np.nan)
         self._ff = np.zeros(n)              # task-space feed-forward torques J^T F_d (none in joint space)
         self.observer = None
         if not self.unavailable:
@@ -88,7 +89,6 @@ class ExternalTorques:
         self._acc[:] = 0.0
         self._acc_time = 0.0
         self._t_state = None                # cycle time of the last state observed
-        self._effort_prev[:] = np.nan
 
     # ------------------------------------------------------------ per cycle
     def commanded(self, now: float, total) -> None:
@@ -116,21 +116,15 @@ class ExternalTorques:
                 self.t = t
                 return self.monitor.latched
             self.status = RUNNING
-            tau = self._effort_prev
+            tau = effort
         else:
             tau = self._mean_applied(now)
+        K.put(tau, self._ctrl, self._tau)
         try:
-            if ob.t is None or not np.all(np.isfinite(tau)):
-                ob.reset()
-                ob.update(t, self._q, self._qd, self._tau)
-            else:
-                K.put(tau, self._ctrl, self._tau)
-                ob.update(t, self._q, self._qd, self._tau)
+            ob.update(t, self._q, self._qd, self._tau)
         except ObserverError:      # a gap in the states (K_O T >= 1): start again from this state
             ob.reset()
             ob.update(t, self._q, self._qd, self._tau)
-        if self.settings.torque_source == "measured":
-            np.copyto(self._effort_prev, effort)
         self.t = t
         self._t_state = now
         hits = K.residual_check(ob.r, self._ctrl, self._ff, self.monitor.thresholds, self.r, self.peak)
