@@ -85,13 +85,14 @@ def ros_util_latched():
                       durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
-def test_estimate_wrench_detection_reaction_and_reset(ros_procs, ros_node):
+@pytest.mark.parametrize("source", ["commanded", "measured"])
+def test_estimate_wrench_detection_reaction_and_reset(ros_procs, ros_node, source):
     import pinocchio as pin
     from oracle import Oracle
     from std_srvs.srv import Trigger
     model = rc.load_urdf(URDF)
     o = Oracle(URDF, model)
-    rig = Rig(ros_procs, ros_node, **{"observer.torque_source": "measured"})
+    rig = Rig(ros_procs, ros_node, **{"observer.torque_source": source})
     assert rig.collision.last().data is False
     rig.wait_sim(0.2)
     free = np.array([m.effort for m in rig.r.snapshot()[0][-50:]])
