@@ -54,11 +54,14 @@ def true_robot(model, seed=0):
     return model_with_parameters(model, pi)
 
 
-def simulate(nominal, truth, seconds, amp, q0=0.3, ext=None, kp=400.0, kd=40.0):
+def simulate(nominal, truth, seconds, amp, q0=0.3, ext=None, kp=400.0, kd=40.0, dither=0.0, seen=None):
     """(t, q, qd, tau, r_true) per 1-ms sample: the true robot follows q0 + amp (1 - cos(w_j t)) by computed
-    torque with the nominal model (tau held over the sample). ``ext(t)``: external joint torques. r_true: e
-    low-passed at K_O, e = ID_nominal(q, qd, qdd_true) - tau, with qdd_true from the true robot under tau + ext."""
+    torque with the nominal model (tau held over the sample), plus a random ``dither`` (N m, uniform, new each
+    sample). ``ext(t)``: external joint torques. r_true: e low-passed at K_O, e = ID_seen(q, qd, qdd_true) - tau
+    (``seen``: the observer's model, default the nominal), qdd_true the true robot's under tau + ext."""
     n = nominal.n
+    seen = nominal if seen is None else seen
+    rng = np.random.default_rng(7)
     w = 2 * np.pi * (0.6 + 0.15 * np.arange(n))
     q = np.full(n, q0, dtype=float)
     qd = np.zeros(n)
@@ -70,6 +73,7 @@ def simulate(nominal, truth, seconds, amp, q0=0.3, ext=None, kp=400.0, kd=40.0):
         t = k * DT
         qr, qdr, qddr = q0 + amp * (1 - np.cos(w * t)), amp * w * np.sin(w * t), amp * w ** 2 * np.cos(w * t)
         tau = rc.inverse_dynamics(nominal, q, qd, qddr + kp * (qr - q) + kd * (qdr - qd))
+        tau = tau + dither * rng.uniform(-1.0, 1.0, n)
         rows.append((t, q.copy(), qd.copy(), tau, r.copy()))
         for s in range(SUB):
             ts = t + s * h
@@ -78,7 +82,7 @@ def simulate(nominal, truth, seconds, amp, q0=0.3, ext=None, kp=400.0, kd=40.0):
             def f(q_, qd_):
                 return qd_, rc.forward_dynamics(truth, q_, qd_, push)
             k1 = f(q, qd)
-            e = rc.inverse_dynamics(nominal, q, qd, k1[1]) - tau
+            e = rc.inverse_dynamics(seen, q, qd, k1[1]) - tau
             r = decay * r + (1 - decay) * e
             k2 = f(q + h / 2 * k1[0], qd + h / 2 * k1[1])
             k3 = f(q + h / 2 * k2[0], qd + h / 2 * k2[1])
@@ -188,12 +192,15 @@ def test_floor_sets_the_threshold_where_it_exceeds_the_margin(arm7, arm7_record,
 
 
 def test_tiny_motion_gets_the_floor_everywhere(arm7, capsys, tmp_path):
-    """The exact model and a 1-mrad motion: r is ~0, every threshold is 2 % of the effort limit (and written
-    as a float: 1.74 and 0.24 N m); a margin of 3 changes nothing."""
+    """The exact model and a 1-mrad motion under a commanded torque dithered by +-5 N m per sample: r is ~0,
+    every threshold is 2 % of the effort limit (and written as a float: 1.74 and 0.24 N m); a margin of 3
+    changes nothing. The torque in force over [t_k-1, t_k] is sample k-1's: read one sample late, the
+    dither would show as a residual of K_O T |tau_k - tau_k-1| ~ 0.5 N m."""
     path, model, _, _ = arm7
-    run = simulate(model, model, 0.6, 1e-3)
+    run = simulate(model, model, 0.6, 1e-3, dither=5.0)
     assert truth_peak(run).max() < 1e-3
     rec = write(tmp_path / "tiny.npz", model, run)
+    assert collision_thresholds(model, load_record(rec, model)).max_residual.max() < 0.01
     for margin in ("1.5", "3"):
         status, out, err = run_cli(capsys, rec, path, "--margin", margin)
         assert status == 0, err
@@ -220,11 +227,16 @@ def test_driver_adds_gravity(arm7, arm7_record, capsys, tmp_path):
 
 def test_external_pulse_raises_the_loaded_joints(arm7, arm7_record, capsys, tmp_path):
     """An external torque pulse on joints 2 and 4 (20 and -12 N m for 0.2 s) during the run: their
-    thresholds follow the true residual, which now includes the pulse, and exceed the free-motion ones."""
+    thresholds follow the true residual, which now includes the pulse, and exceed the free-motion ones.
+    A 10 N m pulse on joint 1 over the observer's transient (0-0.06 s) counts only by its tail after
+    5/K_O = 0.1 s (r reached 8.5 N m), as in the truth over t >= 0.1 s."""
     path, model, truth, free = arm7
-    pulse = np.zeros(model.n)
+    pulse, early = np.zeros(model.n), np.zeros(model.n)
     pulse[[1, 3]] = [20.0, -12.0]
-    run = simulate(model, truth, 1.5, 0.25, ext=lambda t: pulse if 0.6 <= t < 0.8 else 0.0)
+    early[0] = 10.0
+    run = simulate(model, truth, 1.5, 0.25, ext=lambda t: pulse if 0.6 <= t < 0.8 else early if t < 0.06 else 0.0)
+    reached = np.abs(run[4][:100, 0]).max()
+    assert reached > 8.0
     rec = write(tmp_path / "pulse.npz", model, run)
     status, out, err = run_cli(capsys, rec, path)
     assert status == 0, err
@@ -233,6 +245,7 @@ def test_external_pulse_raises_the_loaded_joints(arm7, arm7_record, capsys, tmp_
     status, ref, _ = run_cli(capsys, arm7_record, path)
     ref = parsed(ref)
     assert got[1] > ref[1] + 0.5 * 1.5 * 20.0 and got[3] > ref[3] + 0.5 * 1.5 * 12.0
+    assert got[0] < 0.5 * 1.5 * reached
 
 
 def test_differentiated_velocities(arm7, capsys, tmp_path):
@@ -306,25 +319,34 @@ def test_ur5_console_script(capsys, tmp_path):
     assert status == 0 and out == proc.stdout
 
 
-def test_joint_without_effort_limit_gets_margin_only_with_a_warning(capsys, tmp_path):
-    """The two-link arm with joint2's effort limit removed: joint2's threshold is 1.5 max|r_true|, rule
-    "margin, no effort limit", and stderr warns naming it."""
+def test_no_effort_limit_and_friction(capsys, tmp_path):
+    """The two-link arm with friction in its model and joint2's effort limit removed: joint2's threshold is
+    1.5 max|r_true|, rule "margin, no effort limit", and stderr warns naming it. The observer subtracts the
+    model's friction; with --no-friction the truth is the error of the model without it."""
     doc = yaml.safe_load((ROOT / "config" / "two_link.yaml").read_text())
     del doc["links"][1]["effort_limit"]
+    for link in doc["links"]:
+        link.update(viscous=0.8, coulomb=1.5)
     path = tmp_path / "two_link.yaml"
     path.write_text(yaml.safe_dump(doc))
     model = _load(path)
     assert not np.isfinite(model.effort_limits[1])
-    run = simulate(model, true_robot(model, seed=2), 0.6, 0.2)
-    rec = write(tmp_path / "two.npz", model, run)
-    status, out, err = run_cli(capsys, rec, path, "--floor-fraction", "0.5")
-    assert status == 0, err
-    got = parsed(out)
-    peak = truth_peak(run)
-    assert got[0] == pytest.approx(40.0, rel=1e-9)                     # the floor: 0.5 x 80 N m
-    assert got[1] == pytest.approx(1.5 * peak[1], rel=TOL)
-    assert "warning" in err and "'joint2' has no finite effort limit" in err
-    assert "margin, no effort limit" in out
+    pi = rc.parameter_vector(model).copy()
+    pi[-3 * model.n:].reshape(model.n, 3)[:, 1:] = 0.0
+    frictionless = model_with_parameters(model, pi)
+    truth = true_robot(model, seed=2)
+    for options, seen in (([], model), (["--no-friction"], frictionless)):
+        run = simulate(model, truth, 0.8, 0.2, seen=seen)
+        rec = write(tmp_path / "two.npz", model, run)
+        status, out, err = run_cli(capsys, rec, path, "--floor-fraction", "0.01", *options)
+        assert status == 0, err
+        got = parsed(out)
+        peak = truth_peak(run)
+        np.testing.assert_allclose(got, np.maximum(1.5 * peak, [0.8, 0.0]), rtol=TOL)
+        assert "warning" in err and "'joint2' has no finite effort limit" in err
+        assert "margin, no effort limit" in out
+        assert ("friction off" in out) == bool(options)
+    assert not np.allclose(peak, truth_peak(simulate(model, truth, 0.8, 0.2)), rtol=0.2)
 
 
 def test_default_joints_leave_out_mimic_joints():
