@@ -55,7 +55,7 @@ def true_robot(model, seed=0):
 
 
 def simulate(nominal, truth, seconds, amp, q0=0.3, ext=None, kp=400.0, kd=40.0, dither=0.0, seen=None):
-    """(t, q, qd, tau, r_true) per 1-ms sample: the true robot follows q0 + amp (1 - cos(w_j t)) by computed
+    """(t, q, qd, tau, r_true) per 1-ms sample (tau: the torque held since the previous sample): the true robot follows q0 + amp (1 - cos(w_j t)) by computed
     torque with the nominal model (tau held over the sample), plus a random ``dither`` (N m, uniform, new each
     sample). ``ext(t)``: external joint torques. r_true: e low-passed at K_O, e = ID_seen(q, qd, qdd_true) - tau
     (``seen``: the observer's model, default the nominal), qdd_true the true robot's under tau + ext."""
@@ -69,12 +69,14 @@ def simulate(nominal, truth, seconds, amp, q0=0.3, ext=None, kp=400.0, kd=40.0, 
     h = DT / SUB
     decay = math.exp(-GAIN * h)
     rows = []
+    tau = np.zeros(n)
     for k in range(int(round(seconds / DT)) + 1):
+        held = tau   # recorded with state k: the torque held over [t_{k-1}, t_k] (as rne_identify run records)
         t = k * DT
         qr, qdr, qddr = q0 + amp * (1 - np.cos(w * t)), amp * w * np.sin(w * t), amp * w ** 2 * np.cos(w * t)
         tau = rc.inverse_dynamics(nominal, q, qd, qddr + kp * (qr - q) + kd * (qdr - qd))
         tau = tau + dither * rng.uniform(-1.0, 1.0, n)
-        rows.append((t, q.copy(), qd.copy(), tau, r.copy()))
+        rows.append((t, q.copy(), qd.copy(), held, r.copy()))
         for s in range(SUB):
             ts = t + s * h
             push = tau + (ext(ts) if ext is not None else 0.0)
@@ -194,7 +196,7 @@ def test_floor_sets_the_threshold_where_it_exceeds_the_margin(arm7, arm7_record,
 def test_tiny_motion_gets_the_floor_everywhere(arm7, capsys, tmp_path):
     """The exact model and a 1-mrad motion under a commanded torque dithered by +-5 N m per sample: r is ~0,
     every threshold is 2 % of the effort limit (and written as a float: 1.74 and 0.24 N m); a margin of 3
-    changes nothing. The torque in force over [t_k-1, t_k] is sample k-1's: read one sample late, the
+    changes nothing. The torque in force over [t_k-1, t_k] is sample k's: read one sample off, the
     dither would show as a residual of K_O T |tau_k - tau_k-1| ~ 0.5 N m."""
     path, model, _, _ = arm7
     run = simulate(model, model, 0.6, 1e-3, dither=5.0)
@@ -212,7 +214,8 @@ def test_driver_adds_gravity(arm7, arm7_record, capsys, tmp_path):
     """A record of the commanded efforts without g(q) (a driver adding gravity itself): with
     --driver-adds-gravity the thresholds are those of the full efforts; without it, far off."""
     path, model, truth, run = arm7
-    tau_no_g = run[3] - rc.gravity_torques(model, run[1])
+    g = rc.gravity_torques(model, run[1])
+    tau_no_g = run[3] - np.vstack([g[:1], g[:-1]])   # the command at sample k answered state k-1
     rec = write(tmp_path / "nog.npz", model, run, tau=tau_no_g)
     status, out, err = run_cli(capsys, rec, path, "--driver-adds-gravity")
     assert status == 0, err

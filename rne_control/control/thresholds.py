@@ -33,9 +33,12 @@ Replay (record keys: rne_control.identification.record):
   each end.
 * torques: ``commanded`` (default): ``tau_commanded``, or ``tau`` when ``effort_source`` is commanded;
   ``measured``: ``tau_measured``, or ``tau`` when ``effort_source`` is measured. The torque in force over
-  [t_{k-1}, t_k] is the one recorded at sample k-1. With ``driver_adds_gravity`` the commanded efforts are
-  what the controller sent to a driver that adds g(q) itself, so g(q_{k-1}) (the model's gravity) is
-  added back. Only the controlled joints' torques are read: joint i's residual depends on joint i's torque
+  [t_{k-1}, t_k] is the one recorded at sample k, as ``rne_identify run`` records it (with each joint state
+  the last command received before it: in lockstep the one that answered state k-1) and as a driver
+  measures it (rne_control's ``rne_sim`` reports the torque it applied over the step that led to the
+  state). With ``driver_adds_gravity`` the commanded efforts are what the controller sent to a driver that
+  adds g(q) itself, so g(q_{k-1}) (the model's gravity at the state the command answered) is added back.
+  Only the controlled joints' torques are read: joint i's residual depends on joint i's torque
   alone (and on every joint's q and qd), so an uncontrolled joint's residual, which is not used, is fed zero.
 * the observer's transient: the first 5 / K_O seconds after the first replayed sample are left out of the
   maximum: r starts at 0, and what it has not yet caught up with of the model error at the start decays
@@ -266,7 +269,9 @@ def collision_thresholds(model, rec, joints=None, gain=50.0, margin=1.5, floor_f
     applied = np.zeros_like(tau)
     applied[:, ctrl] = tau[:, ctrl]
     if driver_adds_gravity:
-        applied[:, ctrl] += gravity_torques(model, np.ascontiguousarray(q))[:, ctrl]
+        g = gravity_torques(model, np.ascontiguousarray(q))[:, ctrl]
+        applied[1:, ctrl] += g[:-1]
+        applied[0, ctrl] += g[0]
 
     t_skip = TRANSIENT / gain
     start = t[0] + t_skip
@@ -276,10 +281,8 @@ def collision_thresholds(model, rec, joints=None, gain=50.0, margin=1.5, floor_f
     obs = MomentumObserver(model, gain, friction=friction)
     peak = np.zeros(len(joints))
     used = 0
-    prev = np.zeros(model.n)
     for k in range(len(t)):
-        r = obs.update(t[k], q[k], qd[k], prev)
-        prev = applied[k]
+        r = obs.update(t[k], q[k], qd[k], applied[k])
         if t[k] >= start:
             np.maximum(peak, np.abs(r[ctrl]), out=peak)
             used += 1
