@@ -100,6 +100,8 @@ def parser():
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("run", help="record an excitation trajectory over ROS (rne_control.ros.identify.run; "
                                "the rne_identify console script dispatches it)")
+    sub.add_parser("thresholds", help="collision thresholds from a recorded free-motion run, as a parameter file "
+                                      "(rne_control.control.thresholds; rne_identify thresholds --help)")
     f = sub.add_parser("fit", help="fit a model to a recorded trajectory (.npz)")
     f.add_argument("data", help="the record (.npz, rne_control.identification.record)")
     f.add_argument("--model", required=True, help="the nominal model file (URDF, DH-YAML or URDF sidecar)")
@@ -116,6 +118,11 @@ def parser():
 
 
 def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["thresholds"]:
+        print("rne_identify: 'thresholds' runs the momentum observer of the control layer: use the rne_identify "
+              "console script (or python -m rne_control.control.thresholds)", file=sys.stderr)
+        return 2
     args = parser().parse_args(argv)
     if args.command == "run":
         print("rne_identify: 'run' needs ROS: use the rne_identify console script", file=sys.stderr)

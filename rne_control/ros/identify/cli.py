@@ -1,4 +1,5 @@
-"""The ``rne_identify`` console script: ``fit`` (offline, rne_control.identification.cli) and ``run``
+"""The ``rne_identify`` console script: ``fit`` (offline, rne_control.identification.cli), ``thresholds``
+(offline, collision thresholds from a free-motion record: rne_control.control.thresholds) and ``run``
 (records over ROS, rne_control.ros.identify.run). rclpy is imported only for ``run``."""
 import sys
 
@@ -7,6 +8,9 @@ from ...identification import cli
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["thresholds"]:
+        from ...control import thresholds
+        return thresholds.main(argv[1:])
     if argv[:1] != ["run"]:
         return cli.main(argv)
     from . import run as identify_run
