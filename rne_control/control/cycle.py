@@ -394,6 +394,7 @@ class ControlCycle:
         if stop is not None and stop.is_set():
             raise KeyboardInterrupt
         warm_up_trajectory(TrajectoryGenerator(self.joints))
+        self.external.warm_up()
         warm_up_output(self.n)
         names = list(self.plant.state_names)
         k = len(names)

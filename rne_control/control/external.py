@@ -142,6 +142,17 @@ class ExternalTorques:
         self._acc_time = 0.0
         return mean
 
+    def warm_up(self) -> None:
+        """Run the observer and the wrench once, on a throwaway observer, so that no cycle compiles them."""
+        if self.observer is None:
+            return
+        z = np.zeros(self.model.n)
+        ob = MomentumObserver(self.model, 1.0)
+        for t in (0.0, 0.001):
+            ob.update(t, z, z, z)
+        frame = self.settings.wrench_frame
+        estimate_wrench(self.model, z, np.zeros(self.n), frame, self.settings.wrench_damping, self._ctrl)
+
     # ------------------------------------------------------------ reaction and outputs
     def reaction_torque(self, out: np.ndarray) -> np.ndarray:
         """The latched reaction's torque (N m, N) at the plant's state last set, into ``out``."""
