@@ -271,6 +271,15 @@ def run(args) -> int:
     node.create_subscription(JointState, "/joint_states", on_js, 10)
     node.create_subscription(Float64MultiArray, "/rne_controller/controller_state", on_state, 100)
     node.create_subscription(DiagnosticArray, "/diagnostics", on_diag, 10)
+    ext_t, ext_r, next_ = np.zeros(cap), np.zeros((cap, n)), [0]
+
+    def on_external(m):   # the momentum observer's r, at state_publish_rate
+        if recording[0] and next_[0] < cap and len(m.effort) == n:
+            ext_t[next_[0]] = time.perf_counter()
+            ext_r[next_[0]] = m.effort
+            next_[0] += 1
+
+    node.create_subscription(JointState, "/rne_controller/external_torque", on_external, 1000)
     traj_pub = node.create_publisher(JointTrajectory, "/rne_controller/joint_trajectory", 10)
     action = ActionClient(node, FollowJointTrajectory, "/rne_controller/follow_joint_trajectory")
     param_client = node.create_client(SetParameters, "/rne_controller/set_parameters")
@@ -456,6 +465,30 @@ def run(args) -> int:
         j = int(np.argmax(steps[k]))
         print("worst command step outside ramps and stale periods: %.3f N m (joint %s at %.2f s); "
               "inside them: %.3f N m" % (worst, joints[j], T[k + 1], float(steps[inside].max()) if inside.any() else 0))
+    # the observer's r: the largest |r| with the controller's model as the simulation's (outside the payload the
+    # simulation does not carry, and outside ramps and stale periods), and over the whole run
+    RT, RV = ext_t[:next_[0]] - start, np.abs(ext_r[:next_[0]])
+    payload_on = [(t - start, "payload_mass" in v and v["payload_mass"] > 0)
+                  for (t, name, _), (_, v) in zip(events["param"], (changes[i % len(changes)]
+                                                                  for i in range(len(events["param"]))))
+                  if name == "payload"]
+    clean = np.ones(len(RT), dtype=bool)
+    for a, b in windows:
+        clean &= ~((RT >= a) & (RT <= b))
+    loaded = np.zeros(len(RT), dtype=bool)
+    for (t0, on), t1 in zip(payload_on, [t for t, _ in payload_on[1:]] + [math.inf]):
+        if on:
+            loaded |= (RT >= t0) & (RT < t1 + ramp_time + RAMP_MARGIN)
+    limits = np.asarray(plant.effort_limits, dtype=float)
+    r_clean = RV[clean & ~loaded].max(axis=0) if np.any(clean & ~loaded) else np.full(n, np.nan)
+    r_all = RV.max(axis=0) if len(RV) else np.full(n, np.nan)
+    print("observer r, largest |r| per joint [N m or N] (%% of the effort limit), %d samples:" % len(RT))
+    print("  model as simulated, outside ramps and stale periods: " + ", ".join(
+        "%.3f (%.2f%%)" % (x, 100 * x / l) for x, l in zip(r_clean, limits)))
+    print("  whole run (a payload the simulation lacks reads as external): " + ", ".join("%.3f" % x for x in r_all))
+    print("collision events (collision.reaction %s: %s): %s" % (
+        diag_end.get("collision_reaction", "?"), "report only" if diag_end.get("collision_reaction") == "none"
+        else "latched", diag_end.get("collision_events", "?")))
     nf = int(np.sum(~np.isfinite(U)))
     print("non-finite values published: %d in commands, %d controller_state messages with one%s"
           % (nf, nonfinite["controller_state"], "".join(" (%s: %d)" % (k[17:], v) for k, v in nonfinite.items()
