@@ -68,7 +68,7 @@ def library_dispatchers() -> list:
     across files (the control layer's fused kernels run the dynamics layer's). The control layer's kernel
     modules are imported for it (numpy and numba only, no ROS)."""
     import importlib
-    for name in ("rne_control.control._kernels", "rne_control.control._fused"):
+    for name in ("rne_control.control._kernels", "rne_control.control._fused", "rne_control.control._observer"):
         importlib.import_module(name)
     return [(name, d) for name, d in dispatchers()
             if d.py_func.__module__.startswith(("rne_control.dynamics.", "rne_control.identification.",
