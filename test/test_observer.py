@@ -147,3 +147,262 @@ def test_bad_settings_and_samples_are_refused(arm):
         obs.update(0.001, z[:3], z, z)              # the library's named error for a wrong length
     obs.reset()
     assert np.all(obs.update(1.0, z, z, z) == 0.0)  # a fresh start reads 0
+
+
+# ---------------------------------------------------------------- the compiled update against the checked path
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from oracle import Oracle, erd, rel_err  # noqa: E402
+from rne_control import dynamics as dyn  # noqa: E402
+from rne_control.control import _observer  # noqa: E402
+from rne_control.control.plants import make_plant  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+FAST_TOL = 1e-12
+
+
+def quiet_load(path, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return rc.load_model(path, **kw) if str(path).endswith(".yaml") else rc.load_urdf(str(path), **kw)
+
+
+def stanford_with_friction():
+    """The Stanford arm (a prismatic joint, rotor inertia on every joint) given viscous and Coulomb friction."""
+    m = quiet_load(config("stanford.yaml"))
+    tree = np.asarray(m.tree)
+    rotor = np.zeros(m.n)
+    rotor[tree[:, QIDX].astype(int)] = tree[:, IA]
+    assert np.all(rotor > 0)
+    return m.with_parameters(m.link_params, rotor, [1.5, 2.0, 40.0, 0.3, 0.3, 0.2], [2.0, 3.0, 15.0, 0.5, 0.4, 0.3])
+
+
+FAST_MODELS = {
+    "arm7": lambda: quiet_load(config("arm7.yaml")),
+    "panda": lambda: quiet_load(erd("panda_description/urdf/panda.urdf")),   # with its hand (prismatic fingers)
+    "ur5": lambda: quiet_load(erd("ur_description/urdf/ur5_robot.urdf")),
+    "stanford with friction": stanford_with_friction,
+    "puma560 with friction": puma_with_friction,
+}
+
+
+def fast_only(obs):
+    """``obs`` whose checked path fails the test: every sample must go through the compiled update."""
+    def refuse(*args):
+        raise AssertionError("the checked path was taken")
+    obs._update_checked = refuse
+    return obs
+
+
+def expected_beta(obs, q, qd):
+    """C^T qd - g - tau_f by the library's public functions (the checked path's terms)."""
+    _, ctq = dyn.momentum_and_coriolis_transpose(obs.model, q, qd)
+    return ctq - dyn.gravity_torques(obs.model, q, obs.gravity) - obs.friction_torques(qd)
+
+
+def compare_paths(model, gravity=None, samples=25, seed=3, gain=40.0):
+    """The compiled update against the checked path over random samples (1 ms apart, with jitter): r, and
+    each sample's p and beta against the public functions, to FAST_TOL relative."""
+    rng = np.random.default_rng(seed)
+    fast = fast_only(MomentumObserver(model, gain, gravity=gravity))
+    slow = MomentumObserver(model, gain, gravity=gravity)
+    t = 0.0
+    for _ in range(samples):
+        q, qd = rng.uniform(-2.0, 2.0, model.n), rng.normal(size=model.n) * 2.0
+        tau = rng.normal(size=model.n) * 20.0
+        t += 1e-3 * rng.uniform(0.5, 1.5)
+        r_fast = fast.update(t, q, qd, tau)
+        r_slow = slow._update_checked(t, q, qd, tau)
+        assert r_fast is fast.r
+        assert rel_err(fast._p, dyn.generalized_momentum(model, q, qd)) < FAST_TOL
+        assert rel_err(fast._beta, expected_beta(fast, q, qd)) < FAST_TOL
+        assert rel_err(r_fast, r_slow) < FAST_TOL, rel_err(r_fast, r_slow)
+    assert np.abs(fast.r).max() > 0 and fast.t == slow.t == t
+
+
+@pytest.mark.parametrize("name", sorted(FAST_MODELS))
+def test_compiled_update_agrees_with_checked_path(name):
+    """arm7, the Panda with its hand, UR5, the Stanford arm (prismatic joint, rotor inertia, friction) and the
+    PUMA (rotor inertia, friction): model's gravity and another one."""
+    model = FAST_MODELS[name]()
+    compare_paths(model)
+    compare_paths(model, gravity=[1.5, -2.0, -4.0], seed=4)
+
+
+def test_compiled_update_follows_run_time_gravity_and_payload():
+    """model.set_gravity and model.set_payload after the observer is made: its next samples use them."""
+    model = quiet_load(config("arm7.yaml"))
+    obs = fast_only(MomentumObserver(model, 40.0))
+    rng = np.random.default_rng(5)
+    q, qd = rng.uniform(-1, 1, model.n), rng.normal(size=model.n)
+    obs.update(0.0, q, qd, np.zeros(model.n))
+    p0, beta0 = obs._p.copy(), obs._beta.copy()
+    model.set_gravity([0.0, 3.0, -7.0])
+    model.set_payload(model.link_names[-1], 2.5, (0.01, 0.02, 0.1), (0.01, 0.02, 0.03, 0.0, 0.0, 0.0))
+    obs.update(1e-3, q, qd, np.zeros(model.n))
+    assert rel_err(obs._p, dyn.generalized_momentum(model, q, qd)) < FAST_TOL
+    assert rel_err(obs._beta, expected_beta(obs, q, qd)) < FAST_TOL
+    assert rel_err(obs._p, p0) > 1e-3 and rel_err(obs._beta, beta0) > 1e-3
+
+
+@pytest.mark.parametrize("robot", ["arm7", "baxter left arm"])
+def test_observer_on_a_tree_plant_sees_its_payload(robot):
+    """The observer on a TreePlant's dynamics model (``plant._dm``: Baxter's without the right arm and head)
+    fed the plant's state views, as the cycle calls it: after plant.set_payload its p and g (in beta) include
+    the payload, as the library's functions give them on that model and on the whole robot's model with the
+    payload."""
+    path = str(ROOT / "urdf/arm7.urdf") if robot == "arm7" else erd("baxter_description/urdf/baxter.urdf")
+    whole = quiet_load(path)
+    if robot == "arm7":
+        joints, link = None, whole.link_names[-1]
+    else:
+        joints, link = [j for j in whole.joint_names if j.startswith("left_")], "left_gripper"
+    plant = make_plant(whole, joints)
+    m, state = plant._dm, plant._state
+    assert (m is whole) == (robot == "arm7")
+    obs = fast_only(MomentumObserver(m, 40.0))
+    rng = np.random.default_rng(6)
+    ns = len(plant.state_names)
+    payload = (link, 3.0, (0.02, -0.01, 0.08), (0.02, 0.03, 0.01, 0.0, 0.0, 0.0))
+    ref = quiet_load(path)
+    ref.set_payload(*payload)
+    idx = [ref.joint_names.index(j) for j in m.joint_names]
+    plant.set_state(rng.uniform(-1, 1, ns), rng.normal(size=ns))
+    obs.update(0.0, state.q, state.qd, np.zeros(m.n))
+    p_bare, beta_bare = obs._p.copy(), obs._beta.copy()
+    plant.set_payload(*payload)
+    for k in range(1, 4):
+        if k > 1:
+            plant.set_state(rng.uniform(-1, 1, ns), rng.normal(size=ns))
+        obs.update(k * 1e-3, state.q, state.qd, np.zeros(m.n))
+        q, qd = state.q.copy(), state.qd.copy()
+        qr, qdr = np.zeros(ref.n), np.zeros(ref.n)
+        qr[idx], qdr[idx] = q, qd
+        assert rel_err(obs._p, dyn.generalized_momentum(m, q, qd)) < FAST_TOL
+        assert rel_err(obs._beta, expected_beta(obs, q, qd)) < FAST_TOL
+        assert rel_err(obs._p, dyn.generalized_momentum(ref, qr, qdr)[idx]) < FAST_TOL
+        _, ctq = dyn.momentum_and_coriolis_transpose(ref, qr, qdr)
+        g = dyn.gravity_torques(ref, qr)
+        assert rel_err(obs._beta, (ctq - g)[idx] - obs.friction_torques(qd)) < FAST_TOL
+        if k == 1:   # the same state as before the payload: it makes a difference
+            assert rel_err(obs._p, p_bare) > 1e-3 and rel_err(obs._beta, beta_bare) > 1e-3
+
+
+@pytest.mark.parametrize("name", ["arm7", "panda", "ur5"])
+def test_compiled_update_against_pinocchio(name):
+    """Each sample's p = M qd and beta = C^T qd - g (no friction) against Pinocchio's crba, Christoffel
+    Coriolis matrix and generalized gravity."""
+    path = {"arm7": str(ROOT / "urdf/arm7.urdf"), "panda": erd("panda_description/urdf/panda.urdf"),
+            "ur5": erd("ur_description/urdf/ur5_robot.urdf")}[name]
+    import pinocchio as pin
+    model = quiet_load(path, friction=False)
+    o = Oracle(path, model)
+    obs = fast_only(MomentumObserver(model, 40.0, friction=False))
+    rng = np.random.default_rng(7)
+    for k in range(4):
+        q, qd = rng.uniform(-2, 2, model.n), rng.normal(size=model.n) * 2
+        obs.update(k * 1e-3, q, qd, np.zeros(model.n))
+        C = pin.computeCoriolisMatrix(o.pm, o.pd, o.q(q), o.v(qd))
+        assert rel_err(obs._p, o.mass_matrix(q) @ qd) < 1e-9
+        assert rel_err(obs._beta, (C.T @ o.v(qd))[o.iv] - o.gravity(q)) < 1e-9
+
+
+def test_refused_samples_leave_the_observer_as_it_was(arm):
+    """A sample the compiled update refuses (bad time, gain times interval, tau, q) changes nothing: the next
+    good sample gives what an observer that never saw it gives. Inputs that are not float64 vectors (lists,
+    a strided view, float32) take the checked path and give the same r."""
+    rng = np.random.default_rng(8)
+    n = arm.n
+    a, b = MomentumObserver(arm, 100.0), MomentumObserver(arm, 100.0)
+    q, qd, tau = rng.uniform(-1, 1, (3, n))
+    for obs in (a, b):
+        obs.update(0.0, q, qd, tau)
+        obs.update(1e-3, q + 1e-3, qd, tau)
+    bad = [(1e-3, q, qd, tau, "not after"), (0.5, q, qd, tau, "sample interval"),
+           (2e-3, q, qd, tau[:3], "tau"), (2e-3, q, qd, np.full(n, np.nan), "tau"),
+           (2e-3, q, qd, np.r_[tau[:-1], np.inf], "tau")]
+    for t, q_, qd_, tau_, why in bad:
+        with pytest.raises(ObserverError, match=why):
+            a.update(t, q_, qd_, tau_)
+    for q_ in (q[:3], np.r_[q[:-1], np.nan]):
+        with pytest.raises(rc.InputError, match="'q'"):
+            a.update(2e-3, q_, qd, tau)
+    with pytest.raises(rc.InputError, match="'qd'"):
+        a.update(2e-3, q, np.r_[qd[:-1], np.inf], tau)
+    with pytest.raises(ObserverError, match="one sample"):
+        a.update(2e-3, np.stack([q, q]), np.stack([qd, qd]), tau)
+    assert a.t == b.t == 1e-3
+    np.testing.assert_array_equal(a.r, b.r)
+    np.testing.assert_array_equal(a.update(2e-3, q, qd, tau), b.update(2e-3, q, qd, tau))
+    wide = np.zeros((n, 2))
+    wide[:, 0] = qd
+    for k, (q_, qd_, tau_) in enumerate([(list(q), qd, tau), (q, wide[:, 0], tau), (q, qd, tau.astype(np.float32)),
+                                         (q, qd, list(tau))]):
+        t = 3e-3 + k * 1e-3
+        r_a = a.update(t, q_, qd_, tau_)
+        r_b = b.update(t, q, qd, np.asarray(tau_, dtype=float))
+        assert rel_err(r_a, r_b) < FAST_TOL
+
+
+def test_own_gravity_and_gain_settings(arm):
+    """set_gravity (resets r) with a bad vector is refused by the checked path at the next sample, naming
+    gravity; set_gain validates and keeps r; the gain property sets it too."""
+    obs = MomentumObserver(arm, 50.0)
+    z, q = np.zeros(arm.n), np.full(arm.n, 0.4)
+    obs.update(0.0, q, z, z)
+    obs.update(1e-3, q, z, np.ones(arm.n))
+    r = obs.r.copy()
+    assert np.abs(r).max() > 0
+    obs.set_gain([20.0] * arm.n)
+    np.testing.assert_array_equal(obs.r, r)
+    np.testing.assert_array_equal(obs.gain, 20.0)
+    with pytest.raises(ObserverError, match="gain"):
+        obs.set_gain(-1.0)
+    np.testing.assert_array_equal(obs.gain, 20.0)
+    obs.gain = 30.0
+    np.testing.assert_array_equal(obs.gain, 30.0)
+    obs.update(2e-3, q, z, np.ones(arm.n))
+    # 1 - 30e-3 on the old r plus the gain times the momentum balance
+    assert rel_err(obs.r, (1 - 30.0 * 1e-3) * r + 30.0 * (0 - 1e-3 * (np.ones(arm.n) + expected_beta(obs, q, z)))) < 1e-12
+    for bad, why in (([0.0, 0.0, np.nan], "gravity"), ([0.0, 9.81], "gravity")):
+        obs.set_gravity(bad)
+        assert obs.t is None and not obs.r.any()
+        with pytest.raises(rc.InputError, match=why):
+            obs.update(0.0, q, z, z)
+    obs.set_gravity(None)
+    obs.update(0.0, q, z, z)
+    assert rel_err(obs._beta, -dyn.gravity_torques(arm, q)) < 1e-12
+
+
+def test_warm_up_leaves_nothing_to_compile(arm):
+    """After MomentumObserver.warm_up, samples (taken and refused) compile and load nothing."""
+    from rne_control.control.warmup import CompileMonitor
+    obs = MomentumObserver(arm, 50.0)
+    obs.warm_up()
+    mon = CompileMonitor()
+    mon.start()
+    try:
+        z = np.zeros(arm.n)
+        obs.update(0.0, z, z, z)
+        obs.update(1e-3, z, z, z)
+        with pytest.raises(ObserverError):
+            obs.update(1e-3, z, z, z)
+        with pytest.raises(rc.InputError):
+            obs.update(2e-3, z[:2], z, z)
+        assert mon.compiles == [] and mon.new_signatures() == {}
+    finally:
+        mon.stop()
+    assert _observer.ready() is obs._update_one
+
+
+def test_rne_compile_warms_the_observer(monkeypatch):
+    """rne_compile runs the observer's warm-up (the compiled update and its checked path)."""
+    from rne_control import compile as rc_compile
+    from rne_control.control import observer
+    seen = []
+    monkeypatch.setattr(observer, "warm_up", lambda model, *a, **k: seen.append(model))
+    monkeypatch.setattr(rc_compile, "_warm_up_cycle", lambda plant: None)
+    monkeypatch.setattr(rc_compile, "_warm_up_other_plants", lambda verbose: None)
+    rc_compile.compile_all()
+    assert len(seen) == 1
