@@ -12,6 +12,10 @@ last-level cache), as they are when other processes run between two states. Comp
 bench-loop``: what that adds is the machine (DDS traffic, ``rne_sim`` and the baseline sharing 2 cores,
 and so the caches).
 
+Per robot whose plant is a tree on a fixed base, also the momentum observer's update as the cycle will call
+it (``observer.update(t, q, qd, tau)`` on the plant's dynamics model and state views, right after each
+state's callback, warm caches): its median in µs against the goal of at most 2 µs per cycle.
+
 Then what an uncontrolled part costs: the Panda with its hand uncontrolled (config/panda_controller.yaml,
 urdf/panda.urdf) against the same URDF with the hand's links and joints removed, warm caches, one run
 each; the goal is a compute p50 ratio of at most 1.10.
@@ -50,6 +54,25 @@ def states(plant, n, dt=1e-3, amplitude=0.05, hz=0.5):
 
 
 PANDA_ARM = ["panda_joint%d" % i for i in range(1, 8)]
+OBSERVER_GOAL_US = 2.0
+
+
+def observer_for(plant):
+    """(observer, q, qd, tau) as the cycle calls it: a MomentumObserver on a tree plant's dynamics model
+    (``plant._dm``) fed the plant's state views, warmed up; None for another plant or base."""
+    from rne_control.control.observer import MomentumObserver
+    if getattr(plant, "_dm", None) is None or plant.base != "fixed":
+        return None
+    obs = MomentumObserver(plant._dm, 50.0)
+    obs.warm_up()
+    return obs, plant._state.q, plant._state.qd, np.zeros(plant._dm.n)
+
+
+def observer_line(config, plant, times):
+    p50 = np.percentile(times, 50)
+    return (f"{Path(config).name:<36}observer.update ({plant._dm.n} joints of {plant._dm.name}): warm p50 "
+            f"{p50:.2f} µs, p99 {np.percentile(times, 99):.2f} µs (goal ≤ {OBSERVER_GOAL_US:g} µs: "
+            f"{'ok' if p50 <= OBSERVER_GOAL_US else 'MISS'})")
 
 
 def without_uncontrolled(path, joints, out):
@@ -92,7 +115,8 @@ def run(config, n_states, warm, evict=None, params=()):
         node = ControllerNode()
         msgs = states(node.plant, n_states + warm)
         clock = node.get_clock()
-        callback = []
+        callback, observed = [], []
+        obs = observer_for(node.plant) if evict is None else None
         for i, m in enumerate(msgs):
             if evict is not None:
                 evict[::64] += 1
@@ -101,13 +125,20 @@ def run(config, n_states, warm, evict=None, params=()):
             t0 = time.perf_counter_ns()
             node._on_state_trigger(raw)
             callback.append(time.perf_counter_ns() - t0)
+            if obs is not None:   # timed on its own, after the cycle (whose caches it then finds warm)
+                o, q, qd, tau = obs
+                tau[:] = 0.01 * i
+                t0 = time.perf_counter_ns()
+                o.update(i * 1e-3, q, qd, tau)
+                observed.append(time.perf_counter_ns() - t0)
         k = node.stats.k_publish
         compute = node.stats.computes[:min(k, node.stats.ring)][-n_states:] / 1e3
         callback = np.array(callback[warm:]) / 1e3
+        line = None if obs is None else observer_line(config, node.plant, np.array(observed[warm:]) / 1e3)
         node.destroy_node()
     finally:
         rclpy.shutdown()
-    return compute, callback
+    return compute, callback, line
 
 
 def main():
@@ -123,22 +154,31 @@ def main():
     print(f"rne_controller cycle in one process, {args.states} states at 1 kHz (trigger: state), µs; caches warm, "
           f"then evicted ({args.evict:g} MiB written) before each state")
     print(f"{'config':<36}{'caches':>8}{'compute p50':>13}{'p99':>8}{'callback p50':>14}{'p99':>8}")
+    observer_lines = []
     for cfg in args.config:
         for label, buf in (("warm", None), ("evicted", evict)):
-            compute, callback = run(cfg, args.states, args.warm, buf)
+            compute, callback, line = run(cfg, args.states, args.warm, buf)
             print(f"{Path(cfg).name:<36}{label:>8}{np.percentile(compute, 50):>13.1f}"
                   f"{np.percentile(compute, 99):>8.1f}{np.percentile(callback, 50):>14.1f}"
                   f"{np.percentile(callback, 99):>8.1f}")
+            if line:
+                observer_lines.append(line)
     import tempfile
     bare = without_uncontrolled(ROOT / "urdf" / "panda.urdf", PANDA_ARM,
                                 Path(tempfile.mkdtemp()) / "panda_without_hand.urdf")
     p50 = {}
     for label, params in (("hand uncontrolled", ()), ("hand removed", (("model_file", bare),))):
-        compute, _ = run("config/panda_controller.yaml", args.states, args.warm, None, params)
+        compute, _, line = run("config/panda_controller.yaml", args.states, args.warm, None, params)
         p50[label] = np.percentile(compute, 50)
+        if label == "hand uncontrolled":
+            observer_lines.append(line)
     ratio = p50["hand uncontrolled"] / p50["hand removed"]
     print(f"Panda, warm caches, compute p50: hand uncontrolled {p50['hand uncontrolled']:.1f} us, hand removed "
           f"{p50['hand removed']:.1f} us: ratio {ratio:.3f} (goal <= 1.10: {'met' if ratio <= 1.10 else 'missed'})")
+    print("momentum observer, one update per state, timed after the state's callback (µs, perf_counter_ns "
+          "around the call included):")
+    for line in observer_lines:
+        print(line)
     return 0
 
 
