@@ -34,7 +34,7 @@ from .. import dynamics as dyn
 from ..model.layout import FS, FV, QIDX
 from . import _observer as kernel
 
-_ndarray, _id, _T_IN = np.ndarray, id, kernel.T_IN   # bound once for update's fast path
+_ndarray, _id = np.ndarray, id   # bound once for update's fast path
 
 
 class ObserverError(ValueError):
@@ -130,13 +130,12 @@ class MomentumObserver:
 
         One compiled call (_observer.py) when q, qd and tau are float64 vectors (C-contiguous); anything
         else, and any sample it refuses, through :meth:`_update_checked`, which raises the error."""
-        try:
-            self._clock[_T_IN] = t
-        except (TypeError, ValueError):
-            return self._update_checked(t, q, qd, tau)
         args = (_ndarray, self.model._K, q, qd, tau, self._W)
-        if self._update_one(_id(args), self._flags) == 0:
-            return self.r
+        try:
+            if self._update_one(_id(args), self._flags, t) == 0:
+                return self.r
+        except (TypeError, ValueError):   # t not a number
+            pass
         return self._update_checked(t, q, qd, tau)
 
     def _update_checked(self, t: float, q, qd, tau) -> np.ndarray:
