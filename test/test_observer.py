@@ -184,6 +184,8 @@ FAST_MODELS = {
     "ur5": lambda: quiet_load(erd("ur_description/urdf/ur5_robot.urdf")),
     "stanford with friction": stanford_with_friction,
     "puma560 with friction": puma_with_friction,
+    "fourbar (closed loop, its spanning tree)": lambda: quiet_load(config("fourbar.yaml")),
+    "arm7 with elastic joints": lambda: quiet_load(config("arm7_sea.yaml")),
 }
 
 
@@ -223,8 +225,9 @@ def compare_paths(model, gravity=None, samples=25, seed=3, gain=40.0):
 
 @pytest.mark.parametrize("name", sorted(FAST_MODELS))
 def test_compiled_update_agrees_with_checked_path(name):
-    """arm7, the Panda with its hand, UR5, the Stanford arm (prismatic joint, rotor inertia, friction) and the
-    PUMA (rotor inertia, friction): model's gravity and another one."""
+    """arm7, the Panda with its hand, UR5, the Stanford arm (prismatic joint, rotor inertia, friction), the
+    PUMA (rotor inertia, friction), a closed loop over its spanning tree and arm7 with elastic joints: the
+    model's gravity and another one."""
     model = FAST_MODELS[name]()
     compare_paths(model)
     compare_paths(model, gravity=[1.5, -2.0, -4.0], seed=4)
