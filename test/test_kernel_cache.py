@@ -87,7 +87,8 @@ def test_the_hash_covers_the_kind_folders_and_the_layout(tmp_path, monkeypatch):
                  "dynamics/momentum_coriolis.py", "dynamics/frames.py",
                  "dynamics/closed_loop/kernels.py", "dynamics/closed_loop/closure.py", "dynamics/closed_loop/arrays.py",
                  "dynamics/parallel/kinematics.py", "dynamics/parallel/dynamics.py", "dynamics/elastic/kernels.py",
-                 "dynamics/floating/floating_aba.py", "dynamics/floating/base_body.py", "control/_fused.py"):
+                 "dynamics/floating/floating_aba.py", "dynamics/floating/base_body.py", "control/_fused.py",
+                 "control/_observer.py"):
         assert name in files, name
     edited = tmp_path / "layout.py"
     edited.write_text(open(LAYOUT_SOURCES[0]).read().replace("KW = 162", "KW = 163"))
