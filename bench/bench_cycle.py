@@ -12,9 +12,10 @@ last-level cache), as they are when other processes run between two states. Comp
 bench-loop``: what that adds is the machine (DDS traffic, ``rne_sim`` and the baseline sharing 2 cores,
 and so the caches).
 
-Per robot whose plant is a tree on a fixed base, also the momentum observer's update as the cycle will call
-it (``observer.update(t, q, qd, tau)`` on the plant's dynamics model and state views, right after each
-state's callback, warm caches): its median in µs against the goal of at most 2 µs per cycle.
+Per robot whose plant has a momentum observer (a tree on a fixed base), also the observer's update as the
+cycle calls it (``observer.update(t, q, qd, tau)`` on the plant's ``observer_model`` and its state views),
+timed on its own right after each state's callback, warm caches: its median in µs against the goal of at
+most 2 µs per cycle.
 
 Then what an uncontrolled part costs: the Panda with its hand uncontrolled (config/panda_controller.yaml,
 urdf/panda.urdf) against the same URDF with the hand's links and joints removed, warm caches, one run
@@ -58,19 +59,21 @@ OBSERVER_GOAL_US = 2.0
 
 
 def observer_for(plant):
-    """(observer, q, qd, tau) as the cycle calls it: a MomentumObserver on a tree plant's dynamics model
-    (``plant._dm``) fed the plant's state views, warmed up; None for another plant or base."""
+    """(observer, q, qd, tau) as the cycle calls it: a MomentumObserver on the plant's ``observer_model`` (a
+    tree plant's restricted dynamics model) fed the plant's state views, warmed up; None where the plant has
+    no observer."""
     from rne_control.control.observer import MomentumObserver
-    if getattr(plant, "_dm", None) is None or plant.base != "fixed":
+    if plant.observer_unavailable:
         return None
-    obs = MomentumObserver(plant._dm, 50.0)
+    model, q, qd, _ = plant.observer_model()
+    obs = MomentumObserver(model, 50.0)
     obs.warm_up()
-    return obs, plant._state.q, plant._state.qd, np.zeros(plant._dm.n)
+    return obs, q, qd, np.zeros(model.n)
 
 
-def observer_line(config, plant, times):
+def observer_line(config, obs, times):
     p50 = np.percentile(times, 50)
-    return (f"{Path(config).name:<36}observer.update ({plant._dm.n} joints of {plant._dm.name}): warm p50 "
+    return (f"{Path(config).name:<36}observer.update ({obs.n} joints of {obs.model.name}): warm p50 "
             f"{p50:.2f} µs, p99 {np.percentile(times, 99):.2f} µs (goal ≤ {OBSERVER_GOAL_US:g} µs: "
             f"{'ok' if p50 <= OBSERVER_GOAL_US else 'MISS'})")
 
@@ -134,7 +137,7 @@ def run(config, n_states, warm, evict=None, params=()):
         k = node.stats.k_publish
         compute = node.stats.computes[:min(k, node.stats.ring)][-n_states:] / 1e3
         callback = np.array(callback[warm:]) / 1e3
-        line = None if obs is None else observer_line(config, node.plant, np.array(observed[warm:]) / 1e3)
+        line = None if obs is None else observer_line(config, obs[0], np.array(observed[warm:]) / 1e3)
         node.destroy_node()
     finally:
         rclpy.shutdown()
