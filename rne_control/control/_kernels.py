@@ -222,7 +222,7 @@ def warm_up() -> None:
     passive_gap(z, 1, idx[1:], z, np.zeros(n, dtype=np.bool_), 0.01)
     put(z, idx, z.copy())
     add_friction(z, z, z, z.copy())
-    residual_check(z, idx, z, o, z.copy(), z.copy())
+    residual_check(z, idx, np.ones((4, n)))
 
 
 @njit(cache=True, nogil=True)
@@ -244,16 +244,17 @@ def gather_finite(src, src_idx, dst, dst_idx):
 
 
 @njit(cache=True, nogil=True)
-def residual_check(r, idx, ff, threshold, r_ctrl, peak):
-    """The collision test on the observer's residual: r_ctrl[j] = r[idx[j]]; peak[j] = max(peak[j],
-    |r_ctrl[j]|); returns how many j have |r_ctrl[j] + ff[j]| > threshold[j] (a NaN residual counts)."""
+def residual_check(r, idx, C):
+    """The collision test on the observer's residual, on the rows of C (4, n): threshold, feed-forward ff, the
+    residual at the controlled joints and its peak. C[2, j] = r[idx[j]]; C[3, j] = max(C[3, j], |C[2, j]|);
+    returns how many j have |C[2, j] + ff[j]| > threshold[j] (a NaN residual counts)."""
     hits = 0
     for j in range(idx.shape[0]):
         x = r[idx[j]]
-        r_ctrl[j] = x
+        C[2, j] = x
         a = abs(x)
-        if a > peak[j]:
-            peak[j] = a
-        if not abs(x + ff[j]) <= threshold[j]:
+        if a > C[3, j]:
+            C[3, j] = a
+        if not abs(x + C[1, j]) <= C[0, j]:
             hits += 1
     return hits

@@ -90,7 +90,7 @@ class ControlCycle:
         self.driver_adds_gravity = bool(driver_adds_gravity)
         self.total = np.zeros(n) if self.driver_adds_gravity else self.cmd   # the joints' torque
         self._g = np.zeros(n)
-        self.external = ExternalTorques(plant, settings)
+        self.external = ExternalTorques(plant, settings, self.total)
         self.mapper.track_effort = settings.torque_source == "measured"
         self.collision_started = False   # this cycle latched a reaction (the caller aborts its goal)
         self._reset_collision = False
@@ -301,6 +301,7 @@ class ControlCycle:
         if wd.on_stale == "stop":
             self.stopped = True
             return None
+        self.external.between(now)
         if wd.on_stale == "zero":   # zero published: where the driver adds gravity, the joints get g
             self.total[:] = self.plant.gravity_torques(self._g) if self.driver_adds_gravity else 0.0
         else:
@@ -313,6 +314,7 @@ class ControlCycle:
         measured position from now on."""
         if reset:
             self.traj.reset(self.mapper.q[:self.n])
+        self.external.between(now)
         self.limiter.apply(self.law.hold_torque(self._hold_cmd), out=self.total)
         self.outcome = HOLD
         return self._sent(now)
@@ -325,7 +327,7 @@ class ControlCycle:
             self.limiter.apply(self.cmd, out=self.cmd)
             np.add(self.cmd, self._g, out=self.total)
         if self.external.enabled:
-            self.external.commanded(now, self.total)
+            self.external.commanded(now)
         self.have_published = True
         return self.cmd
 

@@ -7,7 +7,7 @@ after the law has set the plant's state: the observer (:class:`~rne_control.cont
 on the plant's ``observer_model``) takes (t_k, q_k, qd_k) and the torque in force over [t_{k-1}, t_k]:
 
 * ``commanded``: the commands published in that interval after ramp and clamp, weighted by how long each
-  was in force (with ``trigger: state`` and in lockstep: the command that answered state k-1); with
+  was in force (:meth:`ExternalTorques.between`) (with ``trigger: state`` and in lockstep: the command that answered state k-1); with
   ``driver_adds_gravity`` plus the g(q) the driver added;
 * ``measured``: the controlled joints' efforts of state k from ``/joint_states``: a torque measured at t_k
   is the one the actuators have held since the previous command, over [t_{k-1}, t_k] (``rne_sim``
@@ -37,24 +37,28 @@ class ExternalTorques:
     yet); ``peak``: the largest |r| per joint since the caller last cleared it; ``status``: one of RUNNING,
     DISABLED, UNAVAILABLE (with ``unavailable``, why) and NO_EFFORT."""
 
-    def __init__(self, plant, settings):
+    def __init__(self, plant, settings, applied: np.ndarray):
+        """``applied``: the cycle's buffer of the torque the joints get from its last command (the published
+        command, plus g(q) where the driver adds it), read before the next command overwrites it."""
         self.plant = plant
         self.n = n = plant.n
         self.unavailable = plant.observer_unavailable
-        self.r = np.zeros(n)
-        self.peak = np.zeros(n)
+        # the collision test's rows (_kernels.residual_check): thresholds, the task-space feed-forward
+        # torques J^T F_d (none in joint space), r at the controlled joints, the peak of |r|
+        self._C = np.zeros((4, n))
+        self._ff, self.r, self.peak = self._C[1], self._C[2], self._C[3]
         self.t = -math.inf
-        self.applied = np.zeros(n)          # the torque in force since the last command (driver's g included)
-        self._acc = np.zeros(n)             # its time integral since the last observed state
-        self._acc_time = 0.0
+        self.applied = applied
+        self._acc = np.zeros(n)             # the time integral of the commands since the last observed state,
+        self._acc_time = 0.0                # but the last one (weighted when the next state comes)
         self._t_cmd = None                  # when the last command went out (cycle clock, s)
-        self._t_state = None
-        self._ff = np.zeros(n)              # task-space feed-forward torques J^T F_d (none in joint space)
         self.observer = None
         if not self.unavailable:
             self.model, self._q, self._qd, ctrl = plant.observer_model()
             self._ctrl = np.ascontiguousarray(ctrl, dtype=np.int64)
             self._tau = np.zeros(self.model.n)  # the observer's torque, its model's order (0: uncontrolled)
+            # the controlled joints are the observer model's, in its order: the torque goes to it as it is
+            self._identity = self.model.n == n and bool(np.all(self._ctrl == np.arange(n)))
             self.observer = MomentumObserver(self.model, settings.observer_gain.max(), friction=True)
         self.monitor = None
         self.settings = None
@@ -70,7 +74,7 @@ class ExternalTorques:
         if self.observer is not None:
             gain = np.full(self.model.n, s.observer_gain.max())
             gain[self._ctrl] = s.observer_gain
-            self.observer.gain = gain
+            self.observer.set_gain(gain)
         if old is not None and (not old.observer_enabled and s.observer_enabled
                                 or old.torque_source != s.torque_source):
             self.reset()
@@ -80,6 +84,7 @@ class ExternalTorques:
             m.latched = self.monitor.latched and m.reaction != "none"
             m.joints, m.events = self.monitor.joints, self.monitor.events
         self.monitor = m
+        self._C[0] = m.thresholds
 
     def reset(self) -> None:
         """r = 0; the next state starts the integration again (activation, stale period, payload, gravity)."""
@@ -88,70 +93,73 @@ class ExternalTorques:
         self.r[:] = 0.0
         self._acc[:] = 0.0
         self._acc_time = 0.0
-        self._t_state = None                # cycle time of the last state observed
+        self._t_cmd = None
+        self.t = -math.inf
 
     # ------------------------------------------------------------ per cycle
-    def commanded(self, now: float, total) -> None:
-        """A command went out at ``now`` (s): ``total`` (N m, N) is the torque the joints get from it (the
-        published command, plus g(q) where the driver adds it)."""
-        if self._t_cmd is not None and self._t_state is not None and self._t_cmd >= self._t_state:
-            dt = now - self._t_cmd    # a second command since the last state: weight the one it replaces
-            self._acc += self.applied * dt
-            self._acc_time += dt
-        np.copyto(self.applied, total)
+    def commanded(self, now: float) -> None:
+        """A command went out at ``now`` (s): ``applied`` holds what the joints get from it."""
         self._t_cmd = now
 
+    def between(self, now: float) -> None:
+        """A command is about to replace ``applied`` at ``now`` (s) with no new state observed since the last
+        one: weight the one it replaces by how long it was in force."""
+        if self._t_cmd is not None and now > self._t_cmd:
+            dt = now - self._t_cmd
+            self._acc += self.applied * dt
+            self._acc_time += dt
+            self._t_cmd = now
+
     def observe(self, t: float, now: float, effort) -> bool:
-        """Take the state stamped ``t`` (s), at the plant's state last set, at cycle time ``now`` (s);
-        ``effort``: its measured efforts (NaN where absent). Returns True if a collision reaction is in
-        force. Raises nothing: a sample the observer cannot use restarts it (``status``)."""
-        if not self.enabled or t <= self.t:
-            return self.monitor.latched
-        ob = self.observer
+        """Take the state stamped ``t`` (s), at the plant's state last set, at cycle time ``now`` (s), before
+        the cycle's command replaces ``applied``; ``effort``: the state's measured efforts in ``state_names``
+        order (NaN where absent). Returns True if a collision reaction is in force. Raises nothing: a sample
+        the observer cannot use restarts it (``status``)."""
+        if t <= self.t:
+            if t < self.t:          # time went back (a simulation restarted): start again
+                self.reset()
+            else:
+                self.between(now)
+                return self.monitor.latched
         if self.settings.torque_source == "measured":
-            if not np.all(np.isfinite(effort)):
+            tau = effort[:self.n]
+            if not np.all(np.isfinite(tau)):
                 if self.status != NO_EFFORT:
                     self.reset()
                     self.status = NO_EFFORT
                 self.t = t
                 return self.monitor.latched
             self.status = RUNNING
-            tau = effort
+        elif self._acc_time > 0.0:  # commands weighted by time (a timer faster than the states)
+            dt = now - self._t_cmd
+            tau = (self._acc + self.applied * dt) / (self._acc_time + dt)
+            self._acc[:] = 0.0
+            self._acc_time = 0.0
+        else:                       # the command that answered the previous state
+            tau = self.applied
+        if self._identity:
+            tau_model = tau
         else:
-            tau = self._mean_applied(now)
-        K.put(tau, self._ctrl, self._tau)
+            K.put(tau, self._ctrl, self._tau)
+            tau_model = self._tau
+        ob = self.observer
         try:
-            ob.update(t, self._q, self._qd, self._tau)
-        except ObserverError:      # a gap in the states (K_O T >= 1): start again from this state
+            ob.update(t, self._q, self._qd, tau_model)
+        except ObserverError:      # a gap in the states (K_O T >= 1), a bad measured effort: start again here
             ob.reset()
-            ob.update(t, self._q, self._qd, self._tau)
+            ob.update(t, self._q, self._qd, tau_model)
         self.t = t
-        self._t_state = now
-        hits = K.residual_check(ob.r, self._ctrl, self._ff, self.monitor.thresholds, self.r, self.peak)
-        return self.monitor.detect(hits, self.r)
-
-    def _mean_applied(self, now: float) -> np.ndarray:
-        """The commanded torque in force since the previous state: the last command's, or the time-weighted
-        mean of the commands since (``commanded``)."""
-        if self._acc_time <= 0.0:
-            return self.applied
-        dt = now - self._t_cmd
-        self._acc += self.applied * dt
-        mean = self._acc / (self._acc_time + dt)
-        self._acc[:] = 0.0
-        self._acc_time = 0.0
-        return mean
+        hits = K.residual_check(ob.r, self._ctrl, self._C)
+        return self.monitor.detect(hits, self.r) if hits or self.monitor.detected else False
 
     def warm_up(self) -> None:
         """Run the observer and the wrench once, on a throwaway observer, so that no cycle compiles them."""
         if self.observer is None:
             return
-        z = np.zeros(self.model.n)
-        ob = MomentumObserver(self.model, 1.0)
-        for t in (0.0, 0.001):
-            ob.update(t, z, z, z)
-        frame = self.settings.wrench_frame
-        estimate_wrench(self.model, z, np.zeros(self.n), frame, self.settings.wrench_damping, self._ctrl)
+        self.observer.warm_up()
+        s = self.settings
+        estimate_wrench(self.model, np.zeros(self.model.n), np.zeros(self.n), s.wrench_frame, s.wrench_damping,
+                        self._ctrl)
 
     # ------------------------------------------------------------ reaction and outputs
     def reaction_torque(self, out: np.ndarray) -> np.ndarray:
