@@ -251,3 +251,20 @@ def test_not_available_for_a_closed_loop_plant():
     assert c.external.status == UNAVAILABLE and c.external.unavailable
     with pytest.raises(ValueError, match="needs the momentum observer"):
         Settings.of(plant, H, **{"collision.reaction": "gravity"})
+
+
+def test_a_gap_in_the_states_restarts_the_observer_and_says_so(arm):
+    """K_O T >= 1 after a gap of 30 ms (K_O = 50): the observer restarts from this state (counted, logged)
+    and then estimates again."""
+    rig = Rig(arm, state_timeout=0.1)
+    rig.sim.set_wrench("arm7_link4", [0.0, 0.0, 20.0, 0.0, 0.0, 0.0])
+    rig.run(0.2)
+    c = rig.cycle
+    for _ in range(30):            # the states stop for 30 ms; the simulation goes on under the last command
+        assert rig.sim.step(c.total.copy(), H)
+        rig.k += 1
+    rig.step()
+    assert c.external.restarts == 1 and np.all(c.external.r == 0.0)
+    rig.run(0.2)
+    assert c.external.restarts == 1
+    np.testing.assert_allclose(rig.r[-1], rig.truth[-1], atol=0.02 * np.abs(rig.truth[-1]).max())

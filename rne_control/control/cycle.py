@@ -90,7 +90,7 @@ class ControlCycle:
         self.driver_adds_gravity = bool(driver_adds_gravity)
         self.total = np.zeros(n) if self.driver_adds_gravity else self.cmd   # the joints' torque
         self._g = np.zeros(n)
-        self.external = ExternalTorques(plant, settings, self.total)
+        self.external = ExternalTorques(plant, settings, self.total, self.log)
         self.mapper.track_effort = settings.torque_source == "measured"
         self.collision_started = False   # this cycle latched a reaction (the caller aborts its goal)
         self._reset_collision = False

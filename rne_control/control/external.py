@@ -37,10 +37,13 @@ class ExternalTorques:
     yet); ``peak``: the largest |r| per joint since the caller last cleared it; ``status``: one of RUNNING,
     DISABLED, UNAVAILABLE (with ``unavailable``, why) and NO_EFFORT."""
 
-    def __init__(self, plant, settings, applied: np.ndarray):
+    def __init__(self, plant, settings, applied: np.ndarray, log=None):
         """``applied``: the cycle's buffer of the torque the joints get from its last command (the published
-        command, plus g(q) where the driver adds it), read before the next command overwrites it."""
+        command, plus g(q) where the driver adds it), read before the next command overwrites it. ``log``:
+        a logger taking ``warning(msg, throttle_duration_sec=...)`` (the cycle's)."""
         self.plant = plant
+        self.log = log
+        self.restarts = 0                   # samples the observer refused, each a restart from r = 0
         self.n = n = plant.n
         self.unavailable = plant.observer_unavailable
         # the collision test's rows (_kernels.residual_check): thresholds, the task-space feed-forward
@@ -145,7 +148,11 @@ class ExternalTorques:
         ob = self.observer
         try:
             ob.update(t, self._q, self._qd, tau_model)
-        except ObserverError:      # a gap in the states (K_O T >= 1), a bad measured effort: start again here
+        except ObserverError as e:  # a gap in the states (K_O T >= 1), a bad measured effort: start again here
+            self.restarts += 1
+            if self.log is not None:
+                self.log.warning("momentum observer restarted from r = 0 (%d times): %s" % (self.restarts, e),
+                                 throttle_duration_sec=5.0)
             ob.reset()
             ob.update(t, self._q, self._qd, tau_model)
         self.t = t

@@ -85,6 +85,7 @@ def message(node) -> DiagnosticArray:
         kv("external_torque_max_abs", peak), kv("collision", "latched" if mon.latched else
                                                 "detected" if mon.detected else "clear"),
         kv("collision_joints", hit if mon.latched or mon.detected else ""),
+        kv("observer_restarts", ext.restarts),
         kv("collision_events", mon.events), kv("collision_reaction", mon.reaction),
     ]
     arr = DiagnosticArray()
