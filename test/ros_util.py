@@ -558,3 +558,14 @@ def sec_to_stamp(t: float):
 
     ns = int(round(t * 1e9))
     return Time(sec=ns // 1000000000, nanosec=ns % 1000000000)
+
+
+def wrench_msg(frame: str, F):
+    """geometry_msgs/WrenchStamped with ``frame`` as frame_id and F = [force; torque]."""
+    from geometry_msgs.msg import WrenchStamped
+
+    m = WrenchStamped()
+    m.header.frame_id = frame
+    (m.wrench.force.x, m.wrench.force.y, m.wrench.force.z,
+     m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z) = (float(x) for x in F)
+    return m

@@ -11,7 +11,7 @@ import pytest
 
 import ros_util
 import rne_control as rc
-from ros_util import REPO, config, stamp_to_sec
+from ros_util import REPO, config, stamp_to_sec, wrench_msg
 
 CFG = config("arm7_controller.yaml")
 URDF = str(REPO / "urdf" / "arm7.urdf")
@@ -19,15 +19,6 @@ RATE = 1000.0        # the shipped rate: the discrete observer integrates over o
 K_O = 50.0
 LIMITS = np.array([87.0, 87.0, 87.0, 87.0, 12.0, 12.0, 12.0])
 WALL = 90.0
-
-
-def wrench_msg(frame, F):
-    from geometry_msgs.msg import WrenchStamped
-    m = WrenchStamped()
-    m.header.frame_id = frame
-    (m.wrench.force.x, m.wrench.force.y, m.wrench.force.z,
-     m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z) = (float(x) for x in F)
-    return m
 
 
 class Rig:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import rne_control as rc
-from ros_util import REPO, config, stamp_to_sec
+from ros_util import REPO, config, stamp_to_sec, wrench_msg
 
 PUMA = config("puma560.yaml")
 J = ["joint1", "joint2", "joint3", "joint4", "joint5", "joint6"]
@@ -101,13 +101,6 @@ def test_sim_applies_a_wrench_at_a_frame_in_its_axes(ros_procs, ros_node):
     assert ros_node.wait_for_subscribers(wrench_pub, 1, timeout=20.0)
     h = 1.0 / RATE
 
-    def wrench(frame, F):
-        m = WrenchStamped()
-        m.header.frame_id = frame
-        (m.wrench.force.x, m.wrench.force.y, m.wrench.force.z,
-         m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z) = (float(x) for x in F)
-        return m
-
     def expect_step(tau_ext):
         tau = rc.gravity_torques(model, sim.state()[1])
         (_, q0, qd0), (_, q1, qd1) = sim.step(Float64MultiArray(data=tau.tolist()))
@@ -115,7 +108,7 @@ def test_sim_applies_a_wrench_at_a_frame_in_its_axes(ros_procs, ros_node):
         np.testing.assert_allclose(qd1, qd0 + h * qdd, rtol=0, atol=1e-9)
 
     for frame, F in (("arm7_link4", [10.0, -5.0, 3.0, 0.5, -1.0, 2.0]), ("arm7_flange", [0.0, 0.0, -20.0, 0.0, 1.0, 0.0])):
-        wrench_pub.publish(wrench(frame, F))
+        wrench_pub.publish(wrench_msg(frame, F))
         assert ros_node.wait_for(lambda: f"applying a wrench at '{frame}'" in sim.proc.log(), 5.0), sim.proc.log()
         fid = o.pm.getFrameId(frame)
 
@@ -124,11 +117,11 @@ def test_sim_applies_a_wrench_at_a_frame_in_its_axes(ros_procs, ros_node):
             return (J.T @ F)[o.iv]
         for _ in range(3):
             expect_step(tau_ext)
-    wrench_pub.publish(wrench("arm7_flange", np.zeros(6)))
+    wrench_pub.publish(wrench_msg("arm7_flange", np.zeros(6)))
     assert ros_node.wait_for(lambda: "applied wrench removed" in sim.proc.log(), 5.0)
     expect_step(lambda q: np.zeros(model.n))
     for bad, why in (("", "frame_id"), ("no_such_link", "unknown frame")):
-        wrench_pub.publish(wrench(bad, np.ones(6)))
+        wrench_pub.publish(wrench_msg(bad, np.ones(6)))
         assert ros_node.wait_for(lambda: why in sim.proc.log(), 5.0), sim.proc.log()[-2000:]
     expect_step(lambda q: np.zeros(model.n))     # refused: nothing applied
     assert sim.proc.stop() == 0
