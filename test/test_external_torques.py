@@ -268,3 +268,21 @@ def test_a_gap_in_the_states_restarts_the_observer_and_says_so(arm):
     rig.run(0.2)
     assert c.external.restarts == 1
     np.testing.assert_allclose(rig.r[-1], rig.truth[-1], atol=0.02 * np.abs(rig.truth[-1]).max())
+
+
+def test_panda_with_its_hand_uncontrolled(arm):
+    """The Panda URDF as franka_description publishes it (the hand's fingers uncontrolled, one a <mimic> of
+    the other): r at the arm's joints against J^T F of a wrench on the hand, whose fingers the simulation
+    holds and the observer's model carries."""
+    model = rc.load_model(os.path.join(ROOT, "urdf", "panda.urdf"))
+    joints = ["panda_joint%d" % i for i in range(1, 8)]
+    rig = Rig(model, joints=joints, effort_limits=list(LIMITS))
+    assert rig.cycle.external.status == RUNNING and rig.cycle.external.model.n == 9
+    rig.run(0.1)
+    rig.sim.set_wrench("panda_hand", [5.0, -8.0, 10.0, 0.4, 0.3, -0.2])
+    rig.run(0.3)
+    assert rig.cycle.external.settings.wrench_frame == "panda_link7"
+    names = rig.sim.names
+    for r, truth in zip(rig.r[-50:], rig.truth[-50:]):
+        t = np.array([truth[names.index(j)] for j in joints]) if len(truth) != 7 else truth
+        np.testing.assert_allclose(r, t, atol=0.02 * np.abs(t).max())
