@@ -1,0 +1,272 @@
+"""``rne_demo --collision``'s analysis, report and plot (numpy and matplotlib, no ROS): from the recorded
+joint states, the observer's residual r (``~/external_torque``) and the contact force (``~/contact_wrench``),
+per run the contact onset, the detection, its delay, the peak and final contact force, and r against the
+true external torque J_lin(q)^T F (F at the frame's origin in base axes, J_lin its linear Jacobian in base
+axes, as rne_sim applies it); and the detection delay of a constant wrench from its onset."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+STEADY = 0.5        # s: the end of a run over which r is compared with the truth (when the force is steady)
+
+
+def _key(t):
+    return np.round(np.asarray(t, float) * 1e6).astype(np.int64)   # stamps in µs: exact for 1 kHz states
+
+
+def _at(t_from, t_to, values):
+    """``values`` (stamped ``t_from``) at the stamps ``t_to``: an array with NaN rows where none."""
+    idx = {k: i for i, k in enumerate(_key(t_from))}
+    out = np.full((len(t_to),) + values.shape[1:], np.nan)
+    for j, k in enumerate(_key(t_to)):
+        i = idx.get(k)
+        if i is not None:
+            out[j] = values[i]
+    return out
+
+
+def _first_over(r, thresholds):
+    """Index of the first row with some |r_i| > threshold_i, or None."""
+    over = np.flatnonzero(np.any(np.abs(r) > thresholds, axis=1))
+    return int(over[0]) if over.size else None
+
+
+def _detection(t, r, thresholds, t_from, dt):
+    """(stamp of the first r over a threshold at or after ``t_from``, joint indices over, consecutive): whether
+    the r sample one cycle before it was recorded too (else the crossing may have come earlier)."""
+    keep = t >= t_from - 1e-9
+    t, r = t[keep], r[keep]
+    i = _first_over(r, thresholds)
+    if i is None:
+        return None, [], True
+    consecutive = i > 0 and abs(t[i] - t[i - 1] - dt) < 1e-6
+    return float(t[i]), np.flatnonzero(np.abs(r[i]) > thresholds).tolist(), consecutive
+
+
+def analyse(model, frame, joints, thresholds, limits, k_o, dt, states, r_series, F_series, collision, runs,
+            run_length, wrench):
+    """The figures and series of the demo. ``states``: the recorded (t, q, qd, extra, effort); ``r_series``,
+    ``F_series``: (stamps, values) of ~/external_torque and ~/contact_wrench (force, base axes);
+    ``collision``: (arrival sim time, value) of ~/collision; ``runs``: (label, start) with the motion starting
+    at ``start`` (s, sim time) and recorded for ``run_length`` s; ``wrench``: the constant wrench's ``t_pub``
+    (sim time it was sent, as the demo saw it: before its onset), ``hold`` (s), ``ratio``, ``torques(q)``
+    (its joint torques per row of q) and ``onset(states, t_from)`` (the stamp of the first state under it)."""
+    import rne_control as rc
+
+    t_s = np.array([s[0] for s in states])
+    keep = np.r_[True, np.diff(t_s) > 0]       # a state republished with its stamp
+    t_s = t_s[keep]
+    q = np.array([s[1] for s in states])[keep]
+    qd = np.array([s[2] for s in states])[keep]
+    eff = np.array([s[4] for s in states])[keep]
+    t_r, r = r_series
+    t_F, F = F_series
+    bound = math.log(2.0) / k_o + 2 * dt
+    res = dict(joints=list(joints), thresholds=np.asarray(thresholds, float), limits=np.asarray(limits, float),
+               k_o=k_o, dt=dt, bound=bound, runs=[])
+
+    # the constant wrench: its onset by replaying the recorded steps, its detection, r against J^T F
+    w = dict(ratio=wrench["ratio"], force=float(np.linalg.norm(wrench["w"][:3])))
+    sel = (t_s >= wrench["t_pub"] - 0.05) & (t_s <= wrench["t_pub"] + wrench["hold"] + 0.5)
+    onset = wrench["onset"](list(zip(t_s[sel], q[sel], qd[sel], eff[sel])), wrench["t_pub"] - 0.03)
+    w["onset"] = onset
+    if onset is not None:
+        w["start"] = onset - dt           # it acts over the whole step that ends at the onset state
+        before = (t_r >= w["start"] - 0.4) & (t_r < w["start"])
+        w["rest_r"] = float(np.max(np.abs(r[before]) / limits)) if before.any() else math.nan
+        w["t_det"], w["joints_over"], w["consecutive"] = _detection(t_r, r, thresholds, onset, dt)
+        if w["t_det"] is not None:
+            w["delay"] = w["t_det"] - w["start"]
+            w["delay_from_state"] = w["t_det"] - onset
+        # r against its torques once it has settled (after 5 / K_O) until it is removed
+        win = (t_r >= w["start"] + 5.0 / k_o) & (t_r <= w["start"] + wrench["hold"] - 0.02)
+        truth = wrench["torques"](_at(t_s, t_r[win], q))
+        ok = np.all(np.isfinite(truth), axis=1)
+        if ok.any():
+            e = np.linalg.norm(r[win][ok] - truth[ok], axis=1) / np.linalg.norm(truth[ok], axis=1)
+            w["r_error"] = float(e.max())
+        w["peak_ratio"] = float(np.max(np.abs(wrench["torques"](q[(t_s >= onset) & (t_s < onset + 0.05)]))
+                                       / thresholds))
+    res["wrench"] = w
+
+    for i, (label, start) in enumerate(runs):
+        end = start + run_length
+        win_F = (t_F >= start) & (t_F <= end)
+        tF, Fw = t_F[win_F], F[win_F]
+        qF = _at(t_s, tF, q)
+        okq = np.all(np.isfinite(qF), axis=1)
+        tF, Fw, qF = tF[okq], Fw[okq], qF[okq]
+        Fn = np.linalg.norm(Fw, axis=1)
+        J = rc.frame_jacobian(model, qF, frame)                       # (N, 6, n): rows [linear; angular], base axes
+        truth = np.einsum("kij,ki->kj", J[:, :3], Fw)                 # J_lin^T F
+        rF = _at(t_r, tF, r)
+        run = dict(label=label, start=start, t=tF - start, force=Fn, truth=truth, r=rF,
+                   missing_F=int(round(run_length / dt)) + 1 - int(win_F.sum()),
+                   missing_r=int(np.count_nonzero(~np.all(np.isfinite(rF), axis=1))))
+        touching = np.flatnonzero(Fn > 0)
+        run["onset"] = float(tF[touching[0]]) if touching.size else None
+        run["peak"] = float(Fn.max()) if Fn.size else math.nan
+        run["t_peak"] = float(tF[int(np.argmax(Fn))]) if Fn.size else math.nan
+        run["final"] = float(Fn[-1]) if Fn.size else math.nan
+        # free motion: r from the start of the run to the contact
+        free = (t_r >= start) & (t_r < (run["onset"] if run["onset"] is not None else end))
+        run["free_r"] = float(np.max(np.abs(r[free]) / limits)) if free.any() else math.nan
+        win_r = (t_r >= start) & (t_r <= end)
+        run["t_det"], run["joints_over"], run["consecutive"] = _detection(t_r[win_r], r[win_r], thresholds, start, dt)
+        i_truth = _first_over(truth, thresholds)
+        run["truth_over"] = float(tF[i_truth]) if i_truth is not None else None
+        if run["onset"] is not None and run["t_det"] is not None:
+            run["delay"] = run["t_det"] - run["onset"]
+        if run["truth_over"] is not None and run["t_det"] is not None:
+            run["delay_truth"] = run["t_det"] - run["truth_over"]
+        # r against the truth over the last STEADY s (steady contact in the run that keeps pressing)
+        last = (tF >= end - STEADY) & np.all(np.isfinite(rF), axis=1)
+        if last.any() and Fn[last].min() > 0:
+            tr = truth[last]
+            e = np.linalg.norm(rF[last] - tr, axis=1) / np.linalg.norm(tr, axis=1)
+            run["steady"] = dict(error=float(e.max()), force=(float(Fn[last].min()), float(Fn[last].max())),
+                                 per_joint=np.max(np.abs(rF[last] - tr), axis=0), truth=np.abs(tr).mean(axis=0))
+        nxt = runs[i + 1][1] if i + 1 < len(runs) else math.inf
+        run["collision_true"] = any(v for t, v in collision if start <= t < nxt)
+        res["runs"].append(run)
+    return res
+
+
+def _ms(x):
+    return f"{1e3 * x:.1f} ms"
+
+
+def print_collision_report(res, sc):
+    """Print the demo's figures: the scene, the constant wrench's detection delay against the bound, per run
+    the contact onset, detection, delay, peak and final force, and r against the truth in steady contact."""
+    dt, bound, k_o = res["dt"], res["bound"], res["k_o"]
+    thr, joints = res["thresholds"], res["joints"]
+    groups = {}
+    for j, x in zip(joints, thr):
+        groups.setdefault(round(float(x), 6), []).append(j)
+    print()
+    print(f"Collision detection ({sc['rate']:.0f} Hz, lockstep; K_O = {k_o:g} 1/s; thresholds "
+          f"{100 * sc['fraction']:.0f} % of the effort limits: "
+          + ", ".join(f"{x:g} N m ({', '.join(js)})" for x, js in groups.items()) + ")")
+    print(f"bound for a constant wrench of at least twice the threshold: ln 2 / K_O + 2 cycles = {_ms(bound)}")
+    w = res["wrench"]
+    print()
+    print(f"Constant wrench ({w['force']:.2f} N at {sc['frame']}, joint torque {w.get('peak_ratio', math.nan):.2f}x "
+          "the threshold on its most loaded joint), the arm at rest, reaction none:")
+    if w.get("onset") is None:
+        print("  wrench onset: not found (the replay of the recorded steps did not reproduce rne_sim)")
+    elif w.get("t_det") is None:
+        print(f"  wrench onset {w['start']:.3f} s: not detected")
+    else:
+        cyc = round(w["delay"] / dt)
+        flag = "ok" if w["delay"] <= bound + 1e-9 else "over"
+        print(f"  r before it: largest |r| {100 * w['rest_r']:.3f} % of the effort limits")
+        print(f"  onset {w['start']:.3f} s (it acts from the step ending at the state of {w['onset']:.3f} s), "
+              f"detected at the state of {w['t_det']:.3f} s ({', '.join(joints[j] for j in w['joints_over'])})"
+              + ("" if w["consecutive"] else "; the r sample before it was not recorded"))
+        print(f"  wrench detection delay: {cyc} cycles = {_ms(w['delay'])} (bound {_ms(bound)}): {flag}")
+        if "r_error" in w:
+            print(f"  r against J^T F after 5 / K_O: largest error {100 * w['r_error']:.2f} % (|r - J^T F| / |J^T F|)")
+    print()
+    print(f"Contact: a plane {100 * sc['below']:.0f} cm under {sc['frame']}'s start stops its origin "
+          f"(k = {sc['stiffness']:g} N/m, c = {sc['damping']:g} N s/m); the {sc['T']:g} s trajectory ends "
+          f"{100 * sc['depth']:.0f} cm behind it.")
+    print("The contact force grows from zero (a spring-damper, not a step): the delays below are from the first")
+    print("state with a contact force, and from the first state whose true torque J_lin^T F crosses a threshold;")
+    print("the bound applies to a step of at least twice the threshold (above), not to this ramp.")
+    head = (f"{'run':<16}{'onset [s]':>11}{'detected [s]':>14}{'delay':>16}{'from J^T F over':>18}{'peak F [N]':>12}"
+            f"{'final F [N]':>13}{'free |r|':>10}")
+    print(head)
+    print("-" * len(head))
+    for run in res["runs"]:
+        onset = f"{run['onset'] - run['start']:.3f}" if run["onset"] is not None else "none"
+        det = f"{run['t_det'] - run['start']:.3f}" if run["t_det"] is not None else "none"
+        if "delay" in run:
+            flag = "ok" if run["delay"] <= bound + 1e-9 else "over"
+            delay = f"{round(run['delay'] / dt)} cyc {flag}"
+        else:
+            delay = "-"
+        dtr = f"{round(run['delay_truth'] / dt)} cyc" if "delay_truth" in run else "-"
+        print(f"{run['label']:<16}{onset:>11}{det:>14}{delay:>16}{dtr:>18}{run['peak']:>12.2f}{run['final']:>13.2f}"
+              f"{100 * run['free_r']:>9.3f}%")
+    print("(times from the start of each run's motion; delay in cycles of "
+          f"{_ms(dt)}; free |r|: the largest |r| before the contact, % of the effort limits)")
+    for run in res["runs"]:
+        parts = []
+        if "delay" in run:
+            parts.append(f"contact detection delay {round(run['delay'] / dt)} cycles = {_ms(run['delay'])}")
+        parts.append(f"peak contact force {run['peak']:.2f} N")
+        parts.append(f"final contact force {run['final']:.2f} N")
+        parts.append("~/collision went true" if run["collision_true"] else "~/collision stayed false")
+        if run["t_det"] is not None and not run["consecutive"]:
+            parts.append("the r sample before the detection was not recorded")
+        if run["missing_r"] or run["missing_F"]:
+            parts.append(f"{run['missing_r']} r and {run['missing_F']} contact samples not recorded")
+        print(f"{run['label']}: " + "; ".join(parts))
+    a, b = res["runs"][0], res["runs"][1]
+    if a["final"] > 0:
+        print(f"with the reaction: peak force {b['peak'] / a['peak']:.2f}x, final force {b['final'] / a['final']:.4f}x "
+              "those without")
+    for run in res["runs"]:
+        st = run.get("steady")
+        if st:
+            print(f"r vs true external torque, steady contact ({run['label']}, last {STEADY:g} s, force "
+                  f"{st['force'][0]:.2f}-{st['force'][1]:.2f} N): largest error {100 * st['error']:.2f} % "
+                  "(|r - J_lin^T F| / |J_lin^T F|)")
+            print("  per joint, largest |r - J^T F| [N m] / mean |J^T F| [N m]: " + ", ".join(
+                f"{j} {e:.3f}/{x:.2f}" for j, e, x in zip(joints, st["per_joint"], st["truth"])))
+    print()
+
+
+def plot_collision(res, path):
+    """r against the true external torque J_lin^T F for the four joints the contact loads most (relative to
+    their thresholds) in the run with the reaction, with the thresholds and the detection; the contact force
+    of both runs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    runs = res["runs"]
+    react = runs[-1]
+    thr = res["thresholds"]
+    load = np.nanmax(np.abs(react["truth"]), axis=0) / thr
+    top = sorted(np.argsort(-load)[:4].tolist())
+    fig = plt.figure(figsize=(12, 9))
+    gs = fig.add_gridspec(3, 2)
+    t0 = react["onset"] - react["start"] if react["onset"] is not None else 0.0
+    xlim = (t0 - 0.15, t0 + 0.6)
+    t_det = react["t_det"] - react["start"] if react["t_det"] is not None else None
+    for k, j in enumerate(top):
+        ax = fig.add_subplot(gs[k // 2, k % 2])
+        ax.plot(react["t"], react["truth"][:, j], "k--", lw=1.2, label="true J_lin^T F")
+        ax.plot(react["t"], react["r"][:, j], color="tab:blue", lw=1.0, label="r (~/external_torque)")
+        for s in (-1, 1):
+            ax.axhline(s * thr[j], color="tab:red", lw=0.8, ls=":", label="threshold" if s > 0 else None)
+        if t_det is not None:
+            ax.axvline(t_det, color="tab:green", lw=1.0, label="detected")
+        ax.axvline(t0, color="grey", lw=0.8, ls="-.", label="contact onset")
+        ax.set_xlim(*xlim)
+        ax.set_ylabel(f"{res['joints'][j]}\n[N m]")
+        ax.grid(alpha=0.3)
+        if k == 0:
+            ax.legend(fontsize=7, loc="best")
+        if k >= 2:
+            ax.set_xlabel("time from the start of the motion [s]")
+    ax = fig.add_subplot(gs[2, :])
+    for run, c in zip(runs, ["tab:orange", "tab:blue"]):
+        ax.plot(run["t"], run["force"], color=c, lw=1.2, label=f"{run['label']}: peak {run['peak']:.1f} N, "
+                                                                 f"final {run['final']:.1f} N")
+        if run["t_det"] is not None:
+            ax.axvline(run["t_det"] - run["start"], color=c, lw=0.8, ls=":")
+    ax.set_xlabel("time from the start of the motion [s]")
+    ax.set_ylabel("contact force [N]")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    fig.suptitle(f"arm7 pressing into a plane: r vs the true external torque ({react['label']}); contact force "
+                 "with and without the reaction (dotted: detection)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
