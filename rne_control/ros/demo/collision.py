@@ -11,13 +11,14 @@ force is the controller's push rather than an impact the reaction comes too late
 
 The thresholds (``THRESHOLD_FRACTION`` of the effort limits, 5 %: 4.35 N m on joints 1-4, 0.6 N m on
 joints 5-7) sit 2.5x above the free-motion bound of the observer, |r| <= 2 % of the limits, and below the
-contact's torques (2-3x the threshold at the wrist and elbow when the no-reaction run presses).
+contact's torques (when the no-reaction run presses with 15 N: 1.2x, 1.8x and 3.3x the thresholds of joints
+2, 4 and 6; the others carry almost none).
 
 Before the two runs, the arm at rest takes a constant wrench at the flange whose joint torque is
 ``WRENCH_RATIO`` (2) times the threshold on its most loaded joint, for ``WRENCH_HOLD`` s (report only):
-the detection delay from its onset against the goal ln 2 / K_O + 2 cycles. The wrench's onset is found by
-replaying each recorded step of the simulation without it (:func:`wrench_onset`); the contact's is the
-first state with a nonzero contact force.
+the detection delay from its onset against the goal ln 2 / K_O + 2 cycles. The wrench's onset (and end) are found
+by replaying each recorded step of the simulation without it (with it): :func:`replay_change`; the contact's
+onset is the first state with a nonzero contact force.
 
 Recorded: ``/joint_states``, the controller's ``~/external_torque`` (state_publish_rate 0: every cycle) and
 ``~/collision``, rne_sim's ``~/contact_wrench``. The analysis, the report and the plot:
@@ -68,8 +69,6 @@ def step_wrench(model, q0, thresholds):
     """The constant wrench [f; m] at ``FRAME``, in its axes: a force along its z axis (the tool's, pointing
     down at the start: a push upward), scaled so that its largest joint torque at ``q0`` relative to the
     thresholds is ``WRENCH_RATIO``; and those torques."""
-    import rne_control as rc
-
     w = np.array([0.0, 0.0, -1.0, 0.0, 0.0, 0.0])
     tau = wrench_torques(model, q0[None], w)[0]
     w *= WRENCH_RATIO / float(np.max(np.abs(tau) / thresholds))
@@ -86,15 +85,17 @@ def wrench_torques(model, q, w):
     return np.einsum("kij,ki->kj", J, Rw)
 
 
-def wrench_onset(sim, period, substeps, states, t_from):
-    """The stamp of the first recorded state after ``t_from`` whose step the simulation without the wrench
-    does not reproduce (the first step under the wrench), or None. ``sim``: a Simulation like rne_sim's, whose
-    steps (``period`` s) are ``substeps`` RK4 steps; ``states``: (t, q, qd, effort) in time order; the replay
-    of each step starts from the recorded state before it and applies the recorded effort (the torque rne_sim
-    applied over the step). None also if fewer than 10 steps before it were reproduced (then the replay is
-    not rne_sim's)."""
+def replay_change(sim, period, substeps, states, t_from, wrench=None):
+    """The stamp of the first recorded state after ``t_from`` whose step the simulation does not reproduce
+    with the wrench ``wrench`` at ``FRAME`` (None: without one), or None: without it, the first step under the
+    wrench (its onset); with it, the first step after it was removed. ``sim``: a Simulation like rne_sim's,
+    whose steps (``period`` s) are ``substeps`` RK4 steps; ``states``: (t, q, qd, effort) in time order; the
+    replay of each step starts from the recorded state before it and applies the recorded effort (the torque
+    rne_sim applied over the step). None also if fewer than 10 steps before it were reproduced (then the
+    replay is not rne_sim's)."""
     from ...dynamics.integrate import State
 
+    sim.set_wrench(None if wrench is None else FRAME, wrench)
     h = period / substeps
     agreed = 0
     for (t_a, qa, qda, _), (t_b, qb, qdb, tau) in zip(states, states[1:]):
@@ -105,7 +106,7 @@ def wrench_onset(sim, period, substeps, states, t_from):
             sim.step(tau, h, True)
         err = max(np.abs(sim.state.q - qb).max(), np.abs(sim.state.qd - qdb).max())
         if err > 1e-9:
-            return t_b if agreed >= 10 else None   # else the replay does not reproduce rne_sim at all
+            return t_b if agreed >= 10 else None
         agreed += 1
     return None
 
@@ -273,7 +274,7 @@ def run(args, spec, cfg_path, cfg):
                       collision, runs=[("reaction none", starts[0]), ("reaction damp", starts[1])], run_length=RUN,
                       wrench=dict(w=wrench, t_pub=t_pub, hold=WRENCH_HOLD, ratio=WRENCH_RATIO,
                                   torques=lambda q: wrench_torques(model, q, wrench),
-                                  onset=lambda st, t0: wrench_onset(sim, 1.0 / rate, substeps, st, t0)))
+                                  change=lambda st, t0, w: replay_change(sim, 1.0 / rate, substeps, st, t0, w)))
         scene_text = dict(frame=FRAME, below=PLANE_BELOW, depth=DEPTH, stiffness=STIFFNESS, damping=DAMPING,
                           fraction=THRESHOLD_FRACTION, T=T_MOVE, rate=rate)
         print_collision_report(res, scene_text)

@@ -27,6 +27,11 @@ def _at(t_from, t_to, values):
     return out
 
 
+def _gaps(t, dt):
+    """How many samples of period ``dt`` are missing between the first and last of the stamps ``t``."""
+    return int(np.sum(np.maximum(np.round(np.diff(t) / dt) - 1, 0))) if len(t) > 1 else 0
+
+
 def _first_over(r, thresholds):
     """Index of the first row with some |r_i| > threshold_i, or None."""
     over = np.flatnonzero(np.any(np.abs(r) > thresholds, axis=1))
@@ -52,7 +57,8 @@ def analyse(model, frame, joints, thresholds, limits, k_o, dt, states, r_series,
     ``collision``: (arrival sim time, value) of ~/collision; ``runs``: (label, start) with the motion starting
     at ``start`` (s, sim time) and recorded for ``run_length`` s; ``wrench``: the constant wrench's ``t_pub``
     (sim time it was sent, as the demo saw it: before its onset), ``hold`` (s), ``ratio``, ``torques(q)``
-    (its joint torques per row of q) and ``onset(states, t_from)`` (the stamp of the first state under it)."""
+    (its joint torques per row of q) and ``change(states, t_from, w)`` (the stamp of the first state after
+    ``t_from`` that the simulation does not reproduce with the wrench ``w`` (None: without one)."""
     import rne_control as rc
 
     t_s = np.array([s[0] for s in states])
@@ -70,10 +76,13 @@ def analyse(model, frame, joints, thresholds, limits, k_o, dt, states, r_series,
     # the constant wrench: its onset by replaying the recorded steps, its detection, r against J^T F
     w = dict(ratio=wrench["ratio"], force=float(np.linalg.norm(wrench["w"][:3])))
     sel = (t_s >= wrench["t_pub"] - 0.05) & (t_s <= wrench["t_pub"] + wrench["hold"] + 0.5)
-    onset = wrench["onset"](list(zip(t_s[sel], q[sel], qd[sel], eff[sel])), wrench["t_pub"] - 0.03)
+    recorded = list(zip(t_s[sel], q[sel], qd[sel], eff[sel]))
+    onset = wrench["change"](recorded, wrench["t_pub"] - 0.03, None)
     w["onset"] = onset
     if onset is not None:
         w["start"] = onset - dt           # it acts over the whole step that ends at the onset state
+        removed = wrench["change"](recorded, onset, wrench["w"])
+        w["end"] = removed - dt if removed is not None else math.nan   # the first step without it starts
         before = (t_r >= w["start"] - 0.4) & (t_r < w["start"])
         w["rest_r"] = float(np.max(np.abs(r[before]) / limits)) if before.any() else math.nan
         w["t_det"], w["joints_over"], w["consecutive"] = _detection(t_r, r, thresholds, onset, dt)
@@ -81,7 +90,7 @@ def analyse(model, frame, joints, thresholds, limits, k_o, dt, states, r_series,
             w["delay"] = w["t_det"] - w["start"]
             w["delay_from_state"] = w["t_det"] - onset
         # r against its torques once it has settled (after 5 / K_O) until it is removed
-        win = (t_r >= w["start"] + 5.0 / k_o) & (t_r <= w["start"] + wrench["hold"] - 0.02)
+        win = (t_r >= w["start"] + 5.0 / k_o) & (t_r <= w["end"])
         truth = wrench["torques"](_at(t_s, t_r[win], q))
         ok = np.all(np.isfinite(truth), axis=1)
         if ok.any():
@@ -102,9 +111,9 @@ def analyse(model, frame, joints, thresholds, limits, k_o, dt, states, r_series,
         J = rc.frame_jacobian(model, qF, frame)                       # (N, 6, n): rows [linear; angular], base axes
         truth = np.einsum("kij,ki->kj", J[:, :3], Fw)                 # J_lin^T F
         rF = _at(t_r, tF, r)
+        win_r = (t_r >= start) & (t_r <= end)
         run = dict(label=label, start=start, t=tF - start, force=Fn, truth=truth, r=rF,
-                   missing_F=int(round(run_length / dt)) + 1 - int(win_F.sum()),
-                   missing_r=int(np.count_nonzero(~np.all(np.isfinite(rF), axis=1))))
+                   missing_F=_gaps(t_F[win_F], dt), missing_r=_gaps(t_r[win_r], dt))
         touching = np.flatnonzero(Fn > 0)
         run["onset"] = float(tF[touching[0]]) if touching.size else None
         run["peak"] = float(Fn.max()) if Fn.size else math.nan
@@ -113,7 +122,6 @@ def analyse(model, frame, joints, thresholds, limits, k_o, dt, states, r_series,
         # free motion: r from the start of the run to the contact
         free = (t_r >= start) & (t_r < (run["onset"] if run["onset"] is not None else end))
         run["free_r"] = float(np.max(np.abs(r[free]) / limits)) if free.any() else math.nan
-        win_r = (t_r >= start) & (t_r <= end)
         run["t_det"], run["joints_over"], run["consecutive"] = _detection(t_r[win_r], r[win_r], thresholds, start, dt)
         i_truth = _first_over(truth, thresholds)
         run["truth_over"] = float(tF[i_truth]) if i_truth is not None else None
@@ -164,6 +172,7 @@ def print_collision_report(res, sc):
         flag = "ok" if w["delay"] <= bound + 1e-9 else "over"
         print(f"  r before it: largest |r| {100 * w['rest_r']:.3f} % of the effort limits")
         print(f"  onset {w['start']:.3f} s (it acts from the step ending at the state of {w['onset']:.3f} s), "
+              f"held {_ms(w['end'] - w['start'])}, "
               f"detected at the state of {w['t_det']:.3f} s ({', '.join(joints[j] for j in w['joints_over'])})"
               + ("" if w["consecutive"] else "; the r sample before it was not recorded"))
         print(f"  wrench detection delay: {cyc} cycles = {_ms(w['delay'])} (bound {_ms(bound)}): {flag}")
@@ -221,9 +230,9 @@ def print_collision_report(res, sc):
 
 
 def plot_collision(res, path):
-    """r against the true external torque J_lin^T F for the four joints the contact loads most (relative to
-    their thresholds) in the run with the reaction, with the thresholds and the detection; the contact force
-    of both runs."""
+    """r against the true external torque J_lin^T F in the run with the reaction, for the (up to four) joints
+    the contact loads most relative to their thresholds (those it loads at all: 5 % of the most loaded one),
+    with the thresholds, the contact onset and the detection; the contact force of both runs."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -233,40 +242,39 @@ def plot_collision(res, path):
     react = runs[-1]
     thr = res["thresholds"]
     load = np.nanmax(np.abs(react["truth"]), axis=0) / thr
-    top = sorted(np.argsort(-load)[:4].tolist())
-    fig = plt.figure(figsize=(12, 9))
-    gs = fig.add_gridspec(3, 2)
+    top = sorted(j for j in np.argsort(-load)[:4].tolist() if load[j] >= 0.05 * load.max())
+    k = len(top)
+    fig, axes = plt.subplots(k + 1, 1, figsize=(11, 2.2 * k + 3.2), squeeze=False,
+                             gridspec_kw=dict(height_ratios=[1] * k + [1.4]))
+    axes = axes[:, 0]
     t0 = react["onset"] - react["start"] if react["onset"] is not None else 0.0
-    xlim = (t0 - 0.15, t0 + 0.6)
     t_det = react["t_det"] - react["start"] if react["t_det"] is not None else None
-    for k, j in enumerate(top):
-        ax = fig.add_subplot(gs[k // 2, k % 2])
-        ax.plot(react["t"], react["truth"][:, j], "k--", lw=1.2, label="true J_lin^T F")
-        ax.plot(react["t"], react["r"][:, j], color="tab:blue", lw=1.0, label="r (~/external_torque)")
+    for ax, j in zip(axes, top):
+        ax.plot(react["t"], react["truth"][:, j], "k--", lw=1.2, label="true external torque J_lin^T F")
+        ax.plot(react["t"], react["r"][:, j], color="tab:blue", lw=1.1, label="r (~/external_torque)")
         for s in (-1, 1):
             ax.axhline(s * thr[j], color="tab:red", lw=0.8, ls=":", label="threshold" if s > 0 else None)
+        ax.axvline(t0, color="grey", lw=0.8, ls="-.", label="contact onset")
         if t_det is not None:
             ax.axvline(t_det, color="tab:green", lw=1.0, label="detected")
-        ax.axvline(t0, color="grey", lw=0.8, ls="-.", label="contact onset")
-        ax.set_xlim(*xlim)
+        ax.set_xlim(t0 - 0.1, t0 + 0.4)
         ax.set_ylabel(f"{res['joints'][j]}\n[N m]")
         ax.grid(alpha=0.3)
-        if k == 0:
-            ax.legend(fontsize=7, loc="best")
-        if k >= 2:
-            ax.set_xlabel("time from the start of the motion [s]")
-    ax = fig.add_subplot(gs[2, :])
+    axes[0].legend(fontsize=7, loc="upper right", ncol=3)
+    axes[0].set_title(f"{react['label']}: r against the true external torque", fontsize=10)
+    axes[k - 1].set_xlabel("time from the start of the motion [s]")
+    ax = axes[-1]
     for run, c in zip(runs, ["tab:orange", "tab:blue"]):
         ax.plot(run["t"], run["force"], color=c, lw=1.2, label=f"{run['label']}: peak {run['peak']:.1f} N, "
                                                                  f"final {run['final']:.1f} N")
         if run["t_det"] is not None:
             ax.axvline(run["t_det"] - run["start"], color=c, lw=0.8, ls=":")
+    ax.set_title("contact force (dotted: detection)", fontsize=10)
     ax.set_xlabel("time from the start of the motion [s]")
     ax.set_ylabel("contact force [N]")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
-    fig.suptitle(f"arm7 pressing into a plane: r vs the true external torque ({react['label']}); contact force "
-                 "with and without the reaction (dotted: detection)")
+    ax.legend(fontsize=8, loc="center right")
+    fig.suptitle("rne_demo --collision: arm7 pressing into a plane, collision.reaction none and damp")
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
