@@ -171,8 +171,17 @@ class Recorder:
         return (t_r, r), (t_F, F)
 
     def last_stamps(self):
-        (t_r, _), (t_F, _) = self.series()
-        return (t_r[-1] if t_r.size else -math.inf), (t_F[-1] if t_F.size else -math.inf)
+        """The stamps (s) of the last ~/external_torque and ~/contact_wrench messages recorded (-inf: none)."""
+        from geometry_msgs.msg import WrenchStamped
+        from rclpy.serialization import deserialize_message
+        from sensor_msgs.msg import JointState
+
+        from ..conversions import stamp_to_sec
+
+        with self.lock:
+            last = [(b[-1] if b else None) for b in (self.raw["r"], self.raw["F"])]
+        return tuple(-math.inf if b is None else stamp_to_sec(deserialize_message(b, typ).header.stamp)
+                     for b, typ in zip(last, (JointState, WrenchStamped)))
 
 
 def wait_until(dn, t, procs=()):
@@ -268,6 +277,12 @@ def run(args, spec, cfg_path, cfg):
         (t_r, r), (t_F, F) = rec.series()
         with rec.lock:
             collision = list(rec.collision)
+        # the lockstep loop would run on through the analysis, and this node with it: stop them first
+        for p in reversed(procs):
+            code = p.stop()
+            if code not in (0, None):
+                log(f"{p.name} exited with {code}")
+        procs.clear()
 
         log("analysing")
         res = analyse(model, FRAME, joints, thresholds, limits, K_O, 1.0 / rate, states, (t_r, r), (t_F, F),

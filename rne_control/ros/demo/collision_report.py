@@ -222,7 +222,7 @@ def print_collision_report(res, sc):
         st = run.get("steady")
         if st:
             print(f"r vs true external torque, steady contact ({run['label']}, last {STEADY:g} s, force "
-                  f"{st['force'][0]:.2f}-{st['force'][1]:.2f} N): largest error {100 * st['error']:.2f} % "
+                  f"{st['force'][0]:.2f}-{st['force'][1]:.2f} N): largest error {100 * st['error']:.4f} % "
                   "(|r - J_lin^T F| / |J_lin^T F|)")
             print("  per joint, largest |r - J^T F| [N m] / mean |J^T F| [N m]: " + ", ".join(
                 f"{j} {e:.3f}/{x:.2f}" for j, e, x in zip(joints, st["per_joint"], st["truth"])))
