@@ -1,6 +1,7 @@
 """rne_demo end to end, in real time, on the kinds of model beyond a tree (spawns rne_sim and rne_controller
 through the console scripts), and on the Panda with its hand uncontrolled: it runs, reports its table and
-writes its plot."""
+writes its plot; and ``rne_demo --collision`` in lockstep (arm7 into a contact plane without and with the damp
+reaction), whose printed figures are checked."""
 import re
 import subprocess
 
