@@ -36,6 +36,7 @@ import numpy as np
 
 from ...control.profiles import min_jerk
 from ..paths import resolve_model_file
+from ..runner import DEFAULT_EXECUTOR
 from .collision_report import analyse, plot_collision, print_collision_report
 from .motions import frame_moved
 from .node import DemoNode, spawn, wait_running
@@ -218,6 +219,7 @@ def run(args, spec, cfg_path, cfg):
     sim = Simulation(config_plant(model, sim_cfg), q0, np.zeros_like(q0), friction=bool(sim_cfg.get("friction", True)),
                      damping=sim_cfg.get("joint_damping"))
     substeps = max(1, int(round(float(sim_cfg.get("sim_rate", 2000.0)) / rate)))
+    plane = (FRAME, point, normal, STIFFNESS, DAMPING)     # as Simulation.set_contact keeps it (a unit normal)
 
     ctl = {"use_sim_time": True, "state_publish_rate": 0.0, "observer.gain": [K_O],
            "collision.thresholds": thresholds, "collision.reaction": "none"}
@@ -230,7 +232,9 @@ def run(args, spec, cfg_path, cfg):
         procs = session.procs
         procs.append(spawn("rne_sim", cfg_path, tmp, sim_params))
         procs.append(spawn("rne_controller", cfg_path, tmp, ctl))
-        dn = session.dn = DemoNode(joints, sim_time=True)
+        # the events executor: this node takes four topics at the lockstep loop's pace (faster than real time),
+        # and the controller's and rne_sim's outputs other than /joint_states keep only 10 messages for it
+        dn = session.dn = DemoNode(joints, sim_time=True, executor=DEFAULT_EXECUTOR)
         rec = Recorder(dn)
         wait_running(dn, procs)
         deadline = time.monotonic() + 30.0
@@ -289,7 +293,8 @@ def run(args, spec, cfg_path, cfg):
                       collision, runs=[("reaction none", starts[0]), ("reaction damp", starts[1])], run_length=RUN,
                       wrench=dict(w=wrench, t_pub=t_pub, hold=WRENCH_HOLD, ratio=WRENCH_RATIO,
                                   torques=lambda q: wrench_torques(model, q, wrench),
-                                  change=lambda st, t0, w: replay_change(sim, 1.0 / rate, substeps, st, t0, w)))
+                                  change=lambda st, t0, w: replay_change(sim, 1.0 / rate, substeps, st, t0, w)),
+                      contact=lambda q, qd: sim.contact_force(q, qd, plane)[0])
         scene_text = dict(frame=FRAME, below=PLANE_BELOW, depth=DEPTH, stiffness=STIFFNESS, damping=DAMPING,
                           fraction=THRESHOLD_FRACTION, T=T_MOVE, rate=rate)
         print_collision_report(res, scene_text)

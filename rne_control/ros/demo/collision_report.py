@@ -51,14 +51,16 @@ def _detection(t, r, thresholds, t_from, dt):
 
 
 def analyse(model, frame, joints, thresholds, limits, k_o, dt, states, r_series, F_series, collision, runs,
-            run_length, wrench):
+            run_length, wrench, contact):
     """The figures and series of the demo. ``states``: the recorded (t, q, qd, extra, effort); ``r_series``,
     ``F_series``: (stamps, values) of ~/external_torque and ~/contact_wrench (force, base axes);
     ``collision``: (arrival sim time, value) of ~/collision; ``runs``: (label, start) with the motion starting
     at ``start`` (s, sim time) and recorded for ``run_length`` s; ``wrench``: the constant wrench's ``t_pub``
     (sim time it was sent, as the demo saw it: before its onset), ``hold`` (s), ``ratio``, ``torques(q)``
     (its joint torques per row of q) and ``change(states, t_from, w)`` (the stamp of the first state after
-    ``t_from`` that the simulation does not reproduce with the wrench ``w`` (None: without one)."""
+    ``t_from`` that the simulation does not reproduce with the wrench ``w`` (None: without one));
+    ``contact(q, qd)``: rne_sim's contact force at a state (N, base axes), for the ~/contact_wrench messages this
+    node did not get, and to check those it got."""
     import rne_control as rc
 
     t_s = np.array([s[0] for s in states])
@@ -102,18 +104,23 @@ def analyse(model, frame, joints, thresholds, limits, k_o, dt, states, r_series,
 
     for i, (label, start) in enumerate(runs):
         end = start + run_length
-        win_F = (t_F >= start) & (t_F <= end)
-        tF, Fw = t_F[win_F], F[win_F]
-        qF = _at(t_s, tF, q)
-        okq = np.all(np.isfinite(qF), axis=1)
-        tF, Fw, qF = tF[okq], Fw[okq], qF[okq]
+        # every state of the run; F from ~/contact_wrench, and where a message was not recorded (this node
+        # lags the lockstep loop, which keeps 10 of them) from the state by rne_sim's contact law
+        win_s = (t_s >= start) & (t_s <= end)
+        tF, qF, qdF = t_s[win_s], q[win_s], qd[win_s]
+        Fw = _at(t_F, tF, F)
+        lost = ~np.all(np.isfinite(Fw), axis=1)
+        F_law = np.array([contact(a, b) for a, b in zip(qF, qdF)])
+        F_check = float(np.abs(Fw[~lost] - F_law[~lost]).max()) if (~lost).any() else math.nan
+        Fw[lost] = F_law[lost]
         Fn = np.linalg.norm(Fw, axis=1)
         J = rc.frame_jacobian(model, qF, frame)                       # (N, 6, n): rows [linear; angular], base axes
         truth = np.einsum("kij,ki->kj", J[:, :3], Fw)                 # J_lin^T F
         rF = _at(t_r, tF, r)
         win_r = (t_r >= start) & (t_r <= end)
-        run = dict(label=label, start=start, t=tF - start, force=Fn, truth=truth, r=rF,
-                   missing_F=_gaps(t_F[win_F], dt), missing_r=_gaps(t_r[win_r], dt))
+        run = dict(label=label, start=start, t=tF - start, force=Fn, truth=truth, r=rF, F_check=F_check,
+                   missing_F=int(lost.sum()), missing_r=int(np.count_nonzero(~np.all(np.isfinite(rF), axis=1))),
+                   missing_states=_gaps(tF, dt))
         touching = np.flatnonzero(Fn > 0)
         run["onset"] = float(tF[touching[0]]) if touching.size else None
         run["peak"] = float(Fn.max()) if Fn.size else math.nan
@@ -211,8 +218,11 @@ def print_collision_report(res, sc):
         parts.append("~/collision went true" if run["collision_true"] else "~/collision stayed false")
         if run["t_det"] is not None and not run["consecutive"]:
             parts.append("the r sample before the detection was not recorded")
-        if run["missing_r"] or run["missing_F"]:
-            parts.append(f"{run['missing_r']} r and {run['missing_F']} contact samples not recorded")
+        if run["missing_r"] or run["missing_F"] or run["missing_states"]:
+            parts.append(f"{run['missing_r']} r, {run['missing_F']} contact (taken from rne_sim's contact law at the "
+                         f"state) and {run['missing_states']} joint state samples not recorded")
+        if math.isfinite(run["F_check"]) and run["F_check"] > 1e-9:
+            parts.append(f"~/contact_wrench differs from rne_sim's contact law at the state by {run['F_check']:.2e} N")
         print(f"{run['label']}: " + "; ".join(parts))
     a, b = res["runs"][0], res["runs"][1]
     if a["final"] > 0:
