@@ -90,11 +90,11 @@ def run(make_node, name, args=None, quiet=()):
     return code
 
 
-def spin_in_background(node):
-    """Spin ``node`` on its own SingleThreadedExecutor in a daemon thread, for a tool whose main thread
-    does the work (``rne_demo``, ``rne_identify run``); returns a function that stops the thread (and
-    waits up to 2 s for it)."""
-    executor = SingleThreadedExecutor()
+def spin_in_background(node, kind=None):
+    """Spin ``node`` on its own executor in a daemon thread, for a tool whose main thread does the work
+    (``rne_demo``, ``rne_identify run``): a SingleThreadedExecutor, or one of :data:`EXECUTORS` named by
+    ``kind``; returns a function that stops the thread (and waits up to 2 s for it)."""
+    executor = SingleThreadedExecutor() if kind is None else make_executor(kind)
     executor.add_node(node)
     stop = threading.Event()
 

@@ -1,6 +1,8 @@
 """``rne_demo`` (:mod:`.cli`): rne_sim and rne_controller driven through a demo trajectory twice, comparing
 two control laws (:mod:`.robots`, :mod:`.motions`, :mod:`.session`, :mod:`.node`, :mod:`.report`); with
-``--identify``, before and after identifying the robot (:mod:`.identify`).
+``--identify``, before and after identifying the robot (:mod:`.identify`); with ``--collision``, the 7-DOF arm
+pressing into a contact plane without and with a collision reaction (:mod:`.collision`,
+:mod:`.collision_report`).
 
 The names that the module ``rne_control.ros.demo`` had before it became this package (``main``,
 ``config_plant``, ``out_and_back``, ...) still resolve, with a DeprecationWarning naming their new module.

@@ -69,3 +69,23 @@ def task_coordinates(model, home, legs):
     import rne_control as rc
 
     return pose_coordinates(home, rc.platform_forward_kinematics(model, np.asarray(legs, float), home))
+
+
+def frame_moved(model, q0, frame, dp, iterations=100):
+    """The joint positions near ``q0`` that move ``frame``'s origin by ``dp`` (m, base axes) and keep its
+    orientation: damped Gauss-Newton on the frame's pose (position and rotation error); ValueError if it
+    does not converge to 1e-10 (out of reach)."""
+    import rne_control as rc
+
+    q = np.array(q0, dtype=float)
+    T0 = rc.frame_pose(model, q, frame)
+    p_goal, R_goal = T0[:3, 3] + np.asarray(dp, float), T0[:3, :3]
+    for _ in range(iterations):
+        T = rc.frame_pose(model, q, frame)
+        R = T[:3, :3]
+        e = np.r_[p_goal - T[:3, 3], 0.5 * sum(np.cross(R[:, i], R_goal[:, i]) for i in range(3))]
+        if np.linalg.norm(e) < 1e-10:
+            return q
+        J = rc.frame_jacobian(model, q, frame)
+        q += J.T @ np.linalg.solve(J @ J.T + 1e-9 * np.eye(6), e)
+    raise ValueError(f"{frame} cannot be moved by {list(dp)} m from the start pose")

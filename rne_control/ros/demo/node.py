@@ -54,9 +54,10 @@ def wait_running(dn, procs, n0=0, timeout=30.0):
 
 class DemoNode:
     """The demo's own node ``rne_demo``, spun in a background thread: what it records (``states``, ``odom``,
-    ``diag``, ``ncmd``) is read under ``lock``; ``now()`` is ROS time (sim time with ``sim_time``)."""
+    ``diag``, ``ncmd``) is read under ``lock``; ``now()`` is ROS time (sim time with ``sim_time``).
+    ``executor``: None (a SingleThreadedExecutor) or a kind of rne_control.ros.runner.EXECUTORS."""
 
-    def __init__(self, joints, extra=(), sim_time=False):
+    def __init__(self, joints, extra=(), sim_time=False, executor=None):
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
         from nav_msgs.msg import Odometry
@@ -86,7 +87,7 @@ class DemoNode:
         self.traj_pub = self.node.create_publisher(JointTrajectory, "/rne_controller/joint_trajectory", 10)
         self.last_state = None
         self.platform_pub = None
-        self._halt = spin_in_background(self.node)
+        self._halt = spin_in_background(self.node, executor)
 
     def _on_state(self, m):
         idx = {n: i for i, n in enumerate(m.name)}
