@@ -44,7 +44,7 @@ class Rig:
         sim_plant = make_plant(model, joints)
         self.sim = Simulation(sim_plant, sim_plant.sim_initial_positions(q0))
         self.k = 0
-        self.cmds, self.r, self.t, self.truth, self.outcomes = [], [], [], [], []
+        self.cmds, self.r, self.t, self.truth, self.outcomes, self.sim_q = [], [], [], [], [], []
 
     def step(self, efforts=True, publish=True):
         names, q, qd, eff = self.sim.joint_states()
@@ -60,6 +60,7 @@ class Rig:
         self.r.append(c.external.r.copy())
         self.t.append(t)
         self.truth.append(self.sim.external_torques(self.sim.state.q) if self.sim.wrench else np.zeros(len(cmd)))
+        self.sim_q.append(np.asarray(q)[:len(cmd)].copy())
         assert self.sim.step(total, H)
         self.k += 1
 
@@ -286,3 +287,55 @@ def test_panda_with_its_hand_uncontrolled(arm):
     for r, truth in zip(rig.r[-50:], rig.truth[-50:]):
         t = np.array([truth[names.index(j)] for j in joints]) if len(truth) != 7 else truth
         np.testing.assert_allclose(r, t, atol=0.02 * np.abs(t).max())
+
+
+@pytest.mark.parametrize("robot", ["arm7", "panda", "puma560"])
+def test_free_motion_over_the_demo_trajectories(robot):
+    """rne_demo's out-and-back motion of each shipped tree robot, under its two laws (gravity + PD with the
+    demo's gains, then computed torque), at its configuration's rate in lockstep with the simulation (friction
+    included, as rne_sim simulates it): |r| <= 2 % of the effort limits throughout."""
+    import warnings
+
+    import yaml
+
+    from rne_control.ros.demo.motions import out_and_back
+    from rne_control.ros.demo.robots import ROBOTS, config_plant, mass_diagonal
+    global H
+    spec = ROBOTS[robot]
+    with open(os.path.join(ROOT, spec["config"])) as f:
+        cfg = yaml.safe_load(f)
+    ctl, sim = cfg["/**/rne_controller"]["ros__parameters"], cfg["/**/rne_sim"]["ros__parameters"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = rc.load_model(os.path.join(ROOT, ctl["model_file"]))
+    plant = config_plant(model, ctl)
+    limits = np.asarray(ctl.get("effort_limits", plant.effort_limits), float)
+    kp, kd = np.asarray(ctl["kp"], float), np.asarray(ctl["kd"], float)
+    q_start = np.asarray(sim["initial_positions"], float)
+    mdiag = mass_diagonal(config_plant(model, ctl), q_start)
+    h_saved, H = H, 1.0 / float(ctl["rate"])
+    try:
+        rig = Rig(model, q0=q_start, joints=list(ctl["joints"]), period=H, effort_limits=list(limits),
+                  mode="gravity", hold_kp=list(mdiag * kp), hold_kd=list(mdiag * kd))
+        rig.run(0.2)
+        c = rig.cycle
+        worst = np.zeros(plant.n)
+        for mode in ("gravity", "computed_torque"):
+            if mode == "computed_torque":
+                c.request(Settings.of(c.plant, H, effort_limits=list(limits), ramp_time=0.0, kp=list(kp),
+                                      kd=list(kd)))
+            q0 = c.mapper.q[:plant.n].copy()
+            f = out_and_back(q0, np.asarray(spec["amp"], float), spec["T"])
+            times = np.arange(0.05, spec["T"] + 1e-9, 0.05)
+            P, V, A = (np.array([f(t)[i] for t in times]) for i in range(3))
+            c.accept_trajectory(list(c.joints), times, P, V, A, None, rig.k * H)
+            k0 = rig.k
+            rig.run(spec["T"] + 0.3)
+            worst = np.maximum(worst, np.abs(np.array(rig.r[k0:])).max(axis=0))
+            path = np.array(rig.sim_q[k0:])
+            assert np.all(np.abs(path - q0).max(axis=0) >= 0.8 * np.abs(spec["amp"]))   # it went out and back
+        assert c.external.monitor.events == 0
+        assert np.all(worst <= 0.02 * limits), (worst / limits)
+        print(robot, "largest |r| / effort limit:", np.round(worst / limits, 4))
+    finally:
+        H = h_saved

@@ -95,7 +95,7 @@ class ControlCycle:
         self.collision_started = False   # this cycle latched a reaction (the caller aborts its goal)
         self._reset_collision = False
         self.settings = None
-        self._pending = None
+        self._pending, self._pending_names = None, ()
         self.apply_settings(settings)
 
         # the merge: per state joint its receive time (-1: never) and header stamp, ns
@@ -133,9 +133,11 @@ class ControlCycle:
         self._parts = {k: np.zeros(n) for k in SPLIT_PARTS}
 
     # ------------------------------------------------------------ settings
-    def request(self, settings) -> None:
-        """Install ``settings`` at the start of the next cycle (a parameter change at run time)."""
+    def request(self, settings, names=()) -> None:
+        """Install ``settings`` at the start of the next cycle (a parameter change at run time; ``names``:
+        the parameters changed, for the log)."""
         self._pending = settings
+        self._pending_names = tuple(names)
 
     def apply_settings(self, s, now: Optional[float] = None) -> bool:
         """Install a settings snapshot now; True if the law changed (a ramp is wanted)."""
@@ -163,8 +165,8 @@ class ControlCycle:
                 self.external.reset()
         self.settings = s
         if old is not None:
-            self.log.info("parameters applied: mode %s, base %s%s" % (
-                s.mode, s.base, " (ramping over %.3f s)" % s.ramp_time if changed and s.ramp_time > 0 else ""))
+            self.log.info("parameters applied%s: mode %s, base %s%s" % (
+                " (%s)" % ", ".join(self._pending_names) if self._pending_names else "", s.mode, s.base, " (ramping over %.3f s)" % s.ramp_time if changed and s.ramp_time > 0 else ""))
         return changed and old is not None
 
     # ------------------------------------------------------------ the merge
@@ -337,9 +339,9 @@ class ControlCycle:
         ext = self.external
         self.collision_started = True
         self.traj.reset(self.mapper.q[:self.n])
-        self.log.error("collision: %s over threshold (%s); reaction %s until ~/reset_collision" % (
-            ", ".join("%s r = %.2f" % (self.joints[j], ext.r[j]) for j in ext.monitor.joints),
-            ", ".join("%.2f" % ext.monitor.thresholds[j] for j in ext.monitor.joints), ext.monitor.reaction))
+        self.log.error("collision: %s; reaction %s until ~/reset_collision" % (
+            ", ".join("%s r = %.4g over %.4g" % (self.joints[j], ext.r[j], ext.monitor.thresholds[j])
+                      for j in ext.monitor.joints), ext.monitor.reaction))
 
     def _reaction(self, now: float) -> np.ndarray:
         """The latched reaction's torque, clamped, without a ramp."""

@@ -22,6 +22,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 from std_srvs.srv import Trigger
 
+from ..sim.output import LOCKSTEP_DEPTH
 from ..wire import SerializedMessage
 
 
@@ -34,8 +35,10 @@ class ExternalTopics:
         n = len(node.joints)
         self._torque = SerializedMessage(JointState(name=list(node.joints)), {"effort": n}, stamped=True)
         self._effort = self._torque.views["effort"]
-        self._torque_pub = node.create_publisher(JointState, "~/external_torque", 10)
-        self._wrench_pub = node.create_publisher(WrenchStamped, "~/external_wrench", 10)
+        # in lockstep a reader can fall seconds of sim time behind: keep what it has not read yet
+        depth = LOCKSTEP_DEPTH if node._sim_time else 10
+        self._torque_pub = node.create_publisher(JointState, "~/external_torque", depth)
+        self._wrench_pub = node.create_publisher(WrenchStamped, "~/external_wrench", depth)
         latched = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self._collision_pub = node.create_publisher(Bool, "~/collision", latched)

@@ -365,7 +365,7 @@ class ControllerNode(Node):
             self._rejected["parameters"] += 1
             self.get_logger().warning("parameter change refused: %s" % e)
             return SetParametersResult(successful=False, reason=str(e))
-        self.cycle.request(settings)
+        self.cycle.request(settings, changed)
         return SetParametersResult(successful=True)
 
     # ------------------------------------------------------------ trajectories and the base

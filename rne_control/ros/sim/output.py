@@ -41,7 +41,7 @@ class StateOutput:
         v["position"][n:] = held[1]   # the held joints: at their positions, at rest, no effort
         self.contact_pub = None
         if sim.contact is not None:   # the contact plane's force on the frame's origin, base axes
-            self.contact_pub = node.create_publisher(WrenchStamped, "~/contact_wrench", 10)
+            self.contact_pub = node.create_publisher(WrenchStamped, "~/contact_wrench", depth)
             self.contact_msg = WrenchStamped()
             self.contact_msg.header.frame_id = getattr(sim.model, "base_link", None) or ""
         self.odom_pub = None
