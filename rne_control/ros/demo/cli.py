@@ -150,6 +150,12 @@ def main(argv=None):
 
         labels, units = (TASK_LABELS, TASK_UNITS) if task else (joints, None)
         print_report(results, labels, units, springs, dn.diag)
+        if dn.r_peak is not None:
+            limits = np.asarray(ctl_cfg.get("effort_limits") or config_plant(model, ctl_cfg).effort_limits, float)
+            print("External torque estimate in free motion (momentum observer, /diagnostics): largest |r| "
+                  "per joint, % of the effort limit: " + ", ".join(
+                      f"{j} {100 * x / lim:.2f}" for j, x, lim in zip(joints, dn.r_peak, limits)))
+            print()
         title = {"ffsr": "FFSR: computed torque with a free-floating vs a fixed-base model",
                  "gough_stewart": "Gough-Stewart platform: pose error, gravity + PD vs computed torque",
                  "arm7_sea": "arm7_sea: computed torque with a rigid vs the elastic model"}.get(

@@ -78,6 +78,7 @@ class DemoNode:
         self.ncmd = 0
         self.diag = None
         self.diag_count = 0
+        self.r_peak = None   # the momentum observer's largest |r| per joint over the run (/diagnostics)
         self.recording = False
         # deep: a lockstep simulation can outrun these callbacks, and each recorded state counts
         self.node.create_subscription(JointState, "/joint_states", self._on_state, 10000)
@@ -119,6 +120,11 @@ class DemoNode:
             if "rne_controller" in st.name or "rne_controller" in st.hardware_id:
                 self.diag = st
                 self.diag_count += 1
+                values = {kv.key: kv.value for kv in st.values}
+                peak = values.get("external_torque_max_abs", "")
+                if peak and values.get("observer") == "running":   # its largest |r| per joint over that second
+                    x = np.array([float(v) for v in peak.split(",")])
+                    self.r_peak = x if self.r_peak is None or len(self.r_peak) != len(x) else np.maximum(self.r_peak, x)
 
     def stale_events(self, timeout=2.5):
         """The controller's ``stale_events`` from the next /diagnostics message (1 Hz), or None if none
