@@ -15,8 +15,8 @@ ramps and the effort limiter. :meth:`ControlCycle.update` is the cycle, written 
 
 It returns the command to publish, or None (no state yet, or ``on_stale: stop``); ``outcome`` says which
 path produced it (:data:`LAW`, :data:`REACTION` while a collision reaction is latched, :data:`HOLD` while
-a state cannot be used, :data:`STALE` under ``on_stale``). The caller publishes every command returned: the cycle remembers it as the last one sent,
-from which the next law change ramps. Times are seconds or nanoseconds of the caller's clock (ROS time,
+a state cannot be used, :data:`STALE` under ``on_stale``). The caller publishes every command returned:
+the cycle remembers it as the last one sent, from which the next law change ramps. Times are seconds or nanoseconds of the caller's clock (ROS time,
 or sim time under ``use_sim_time``); arrays are in the plant's ``joint_names`` order (controlled joints)
 or its ``state_names`` order (the merged state).
 """
@@ -165,8 +165,9 @@ class ControlCycle:
                 self.external.reset()
         self.settings = s
         if old is not None:
-            self.log.info("parameters applied%s: mode %s, base %s%s" % (
-                " (%s)" % ", ".join(self._pending_names) if self._pending_names else "", s.mode, s.base, " (ramping over %.3f s)" % s.ramp_time if changed and s.ramp_time > 0 else ""))
+            names = " (%s)" % ", ".join(self._pending_names) if self._pending_names else ""
+            ramp = " (ramping over %.3f s)" % s.ramp_time if changed and s.ramp_time > 0 else ""
+            self.log.info("parameters applied%s: mode %s, base %s%s" % (names, s.mode, s.base, ramp))
         return changed and old is not None
 
     # ------------------------------------------------------------ the merge

@@ -7,8 +7,8 @@ after the law has set the plant's state: the observer (:class:`~rne_control.cont
 on the plant's ``observer_model``) takes (t_k, q_k, qd_k) and the torque in force over [t_{k-1}, t_k]:
 
 * ``commanded``: the commands published in that interval after ramp and clamp, weighted by how long each
-  was in force (:meth:`ExternalTorques.between`) (with ``trigger: state`` and in lockstep: the command that answered state k-1); with
-  ``driver_adds_gravity`` plus the g(q) the driver added;
+  was in force (:meth:`ExternalTorques.between`; with ``trigger: state`` and in lockstep, the command that
+  answered state k-1); with ``driver_adds_gravity`` plus the g(q) the driver added;
 * ``measured``: the controlled joints' efforts of state k from ``/joint_states``: a torque measured at t_k
   is the one the actuators have held since the previous command, over [t_{k-1}, t_k] (``rne_sim``
   reports exactly that). A state without them pauses the observer (``status`` says so) and it starts
