@@ -136,7 +136,9 @@ def run(args) -> int:
     duration = 60.0 * args.minutes
     cfg_path = Path(args.config) if Path(args.config).is_absolute() else REPO / args.config
     cfg = yaml.safe_load(cfg_path.read_text())
-    cp = cfg["/**/rne_controller"]["ros__parameters"]
+    cp = dict(cfg["/**/rne_controller"]["ros__parameters"],
+              **{k: yaml.safe_load(v) for k, v in (p.split("=", 1) for p in args.ctl_param)})
+    sp = cfg["/**/rne_sim"]["ros__parameters"]
     joints = list(cp["joints"])
     n = len(joints)
     q_ready = np.array(cfg["/**/rne_sim"]["ros__parameters"]["initial_positions"], dtype=float)
@@ -145,7 +147,8 @@ def run(args) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="rne_soak_"))
     over = tmp / "override.yaml"
     over.write_text(yaml.safe_dump({
-        "/**/rne_controller": {"ros__parameters": {"rate": float(args.rate), "mode": "computed_torque"}},
+        "/**/rne_controller": {"ros__parameters": {"rate": float(args.rate), "mode": "computed_torque", **{
+            k: yaml.safe_load(v) for k, v in (p.split("=", 1) for p in args.ctl_param)}}},
         "/**/rne_sim": {"ros__parameters": {"integrator": "semi_implicit", "sim_rate": float(args.rate)}}}))
     ros_args = ["--ros-args", "--params-file", str(cfg_path), "--params-file", str(over)]
     window0 = 120.0 if duration >= 600.0 else 0.2 * duration     # minutes 2-10 of the full run
@@ -272,10 +275,12 @@ def run(args) -> int:
     node.create_subscription(Float64MultiArray, "/rne_controller/controller_state", on_state, 100)
     node.create_subscription(DiagnosticArray, "/diagnostics", on_diag, 10)
     ext_t, ext_r, next_ = np.zeros(cap), np.zeros((cap, n)), [0]
+    wall_minus_perf = time.time() - time.perf_counter()
 
     def on_external(m):   # the momentum observer's r, at state_publish_rate
         if recording[0] and next_[0] < cap and len(m.effort) == n:
-            ext_t[next_[0]] = time.perf_counter()
+            # when the state r comes from was taken (its stamp, on this clock): this node may read it late
+            ext_t[next_[0]] = m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec - wall_minus_perf
             ext_r[next_[0]] = m.effort
             next_[0] += 1
 
@@ -466,14 +471,21 @@ def run(args) -> int:
         print("worst command step outside ramps and stale periods: %.3f N m (joint %s at %.2f s); "
               "inside them: %.3f N m" % (worst, joints[j], T[k + 1], float(steps[inside].max()) if inside.any() else 0))
     # the observer's r: the largest |r| with the controller's model as the simulation's (outside the payload the
-    # simulation does not carry, and outside ramps and stale periods), and over the whole run
+    # simulation does not carry, and outside ramps and stale periods), and over the whole run; each r at the
+    # time of its state
     RT, RV = ext_t[:next_[0]] - start, np.abs(ext_r[:next_[0]])
     payload_on = [(t - start, "payload_mass" in v and v["payload_mass"] > 0)
                   for (t, name, _), (_, v) in zip(events["param"], (changes[i % len(changes)]
                                                                   for i in range(len(events["param"]))))
                   if name == "payload"]
+    # commands more than rne_sim's command_timeout apart (the controller held up by the machine): the simulation
+    # brakes, and its brakes' torque is external to the model; r decays over about 5 / K_O after
+    sim_timeout = float(sp.get("command_timeout", 0.1))
+    gains = [float(x) for x in cp.get("observer.gain", [50.0])]
+    brake_gaps = np.flatnonzero(np.diff(T) > sim_timeout) if len(T) > 1 else []
+    brakes = [(T[g], T[g + 1] + 5.0 / min(gains)) for g in brake_gaps]
     clean = np.ones(len(RT), dtype=bool)
-    for a, b in windows:
+    for a, b in windows + brakes:
         clean &= ~((RT >= a) & (RT <= b))
     loaded = np.zeros(len(RT), dtype=bool)
     for (t0, on), t1 in zip(payload_on, [t for t, _ in payload_on[1:]] + [math.inf]):
@@ -483,7 +495,8 @@ def run(args) -> int:
     r_clean = RV[clean & ~loaded].max(axis=0) if np.any(clean & ~loaded) else np.full(n, np.nan)
     r_all = RV.max(axis=0) if len(RV) else np.full(n, np.nan)
     print("observer r, largest |r| per joint [N m or N] (%% of the effort limit), %d samples:" % len(RT))
-    print("  model as simulated, outside ramps and stale periods: " + ", ".join(
+    print("  model as simulated, outside ramps, stale periods and %d braking periods of rne_sim (commands more "
+          "than %.3f s apart): " % (len(brakes), sim_timeout) + ", ".join(
         "%.3f (%.2f%%)" % (x, 100 * x / l) for x, l in zip(r_clean, limits)))
     print("  whole run (a payload the simulation lacks reads as external): " + ", ".join("%.3f" % x for x in r_all))
     print("collision events (collision.reaction %s: %s): %s" % (
@@ -511,6 +524,8 @@ def main(argv=None) -> int:
     ap.add_argument("--minutes", type=float, default=10.0, help="length of the soak (default 10)")
     ap.add_argument("--rate", type=float, default=1000.0)
     ap.add_argument("--config", default="config/arm7_controller.yaml")
+    ap.add_argument("--ctl-param", action="append", default=[], metavar="NAME=YAML",
+                    help="an rne_controller parameter over the config's, e.g. observer.torque_source=measured")
     ap.add_argument("--tracemalloc", action="store_true",
                     help="run the controller under tracemalloc (a diff of its top allocations; slows it down)")
     ap.add_argument("--controller-node", action="store_true", help=argparse.SUPPRESS)
