@@ -339,3 +339,25 @@ def test_free_motion_over_the_demo_trajectories(robot):
         print(robot, "largest |r| / effort limit:", np.round(worst / limits, 4))
     finally:
         H = h_saved
+
+
+def test_states_no_cycle_took_are_observed(arm):
+    """Two states per cycle (a controller that fell behind its driver), measured efforts that change between
+    them: the observer still takes every state (at the merge of the next), so r matches J^T F as in lockstep;
+    observing only the newest would stretch one state's effort over both intervals."""
+    rig = Rig(arm, **{"observer.torque_source": "measured"})
+    c, sim = rig.cycle, rig.sim
+    sim.set_wrench("arm7_link4", [6.0, 0.0, 10.0, 0.0, 0.0, 0.0])
+    rng = np.random.default_rng(3)
+    for k in range(400):
+        t = k * H
+        names, q, qd, eff = sim.joint_states()
+        c.merge(list(names), np.asarray(q), np.asarray(qd), eff, int(round(t * NS)), int(round(t * NS)), 0)
+        if k % 2 == 0:
+            c.update(int(round(t * NS)))
+            tau = c.total.copy()
+        # the driver applies the command with a random extra torque each step (an effort the node measures)
+        assert sim.step(tau + rng.uniform(-2.0, 2.0, 7), H)
+    truth = sim.external_torques(sim.state.q)
+    assert c.external.t == pytest.approx(399 * H) or c.external.t == pytest.approx(398 * H)
+    np.testing.assert_allclose(c.external.r, truth, atol=0.02 * np.abs(truth).max())

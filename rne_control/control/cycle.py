@@ -93,6 +93,7 @@ class ControlCycle:
         self.external = ExternalTorques(plant, settings, self.total, self.log)
         self.mapper.track_effort = settings.torque_source == "measured"
         self.collision_started = False   # this cycle latched a reaction (the caller aborts its goal)
+        self._events = 0                 # the collision events this cycle has reported
         self._reset_collision = False
         self.settings = None
         self._pending, self._pending_names = None, ()
@@ -175,6 +176,9 @@ class ControlCycle:
         """Merge one joint-state message (:mod:`rne_control.control.joint_states`) received at ``now_ns``
         (``stamp_ns``: its header stamp, 0: none; ``arrival_ns``: the caller's arrival clock, for the
         latency). False if it was refused (logged and counted) or carried no required joint."""
+        ext = self.external
+        if ext.enabled and self.active and self.state_stamp_ns * 1e-9 > ext.t and not self.stopped:
+            self._observe_skipped(now_ns)   # a state no cycle took: the observer still needs it
         try:
             got = self.mapper.update(names, position, velocity, (stamp_ns if stamp_ns else now_ns) * 1e-9, effort,
                                      now_ns * 1e-9)
@@ -267,10 +271,10 @@ class ControlCycle:
         ext = self.external
         if ext.enabled:
             self.collision_started = False
-            events = ext.monitor.events
             t = self.state_stamp_ns * 1e-9 if self.state_stamp_ns > 0 else self.watchdog.last
             if ext.observe(t, now, self.mapper.effort):
-                if ext.monitor.events != events:
+                if ext.monitor.events != self._events:
+                    self._events = ext.monitor.events
                     self._collided()
                 return self._reaction(now)
         # --- clamp (the law's torque stays in law.tau, for split)
@@ -343,6 +347,16 @@ class ControlCycle:
         self.log.error("collision: %s; reaction %s until ~/reset_collision" % (
             ", ".join("%s r = %.4g over %.4g" % (self.joints[j], ext.r[j], ext.monitor.thresholds[j])
                       for j in ext.monitor.joints), ext.monitor.reaction))
+
+    def _observe_skipped(self, now_ns: int) -> None:
+        """The observer takes the merged state before a newer message overwrites it, when no cycle took it
+        (states queued behind each other): skipping it would stretch the observer's interval over states
+        whose torque it knows. A collision it latches takes effect at the next cycle."""
+        try:
+            self.plant.set_state(self.mapper.q, self.mapper.qd)
+        except StateError:
+            return
+        self.external.observe(self.state_stamp_ns * 1e-9, now_ns * 1e-9, self.mapper.effort)
 
     def _reaction(self, now: float) -> np.ndarray:
         """The latched reaction's torque, clamped, without a ramp."""
