@@ -91,7 +91,6 @@ class ControlCycle:
         self.total = np.zeros(n) if self.driver_adds_gravity else self.cmd   # the joints' torque
         self._g = np.zeros(n)
         self.external = ExternalTorques(plant, settings, self.total, self.log)
-        self.mapper.track_effort = settings.torque_source == "measured"
         self.collision_started = False   # this cycle latched a reaction (the caller aborts its goal)
         self._events = 0                 # the collision events this cycle has reported
         self._reset_collision = False
@@ -159,9 +158,9 @@ class ControlCycle:
         self.feedback_ramp.duration = s.ramp_time
         self.output_ramp.duration = s.ramp_time
         changed = s.law_differs(old)
+        self.mapper.track_effort = s.torque_source == "measured"
         if old is not None:
             self.external.apply(s)
-            self.mapper.track_effort = s.torque_source == "measured"
             if old.payload != s.payload or not np.array_equal(old.gravity, s.gravity):
                 self.external.reset()
         self.settings = s
