@@ -13,17 +13,25 @@ bench-loop``: what that adds is the machine (DDS traffic, ``rne_sim`` and the ba
 and so the caches).
 
 Per robot whose plant has a momentum observer (a tree on a fixed base), also the observer's update as the
-cycle calls it (``observer.update(t, q, qd, tau)`` on the plant's ``observer_model`` and its state views),
+cycle calls it (``observer.update(t, q, qd, tau)`` on the plant's ``rigid_tree`` and its state views),
 timed on its own right after each state's callback, warm caches; and what the observer adds to the cycle
 (the observer with its collision test, and the bookkeeping of the commands it takes): the warm compute
 p50 with ``observer.enabled`` true less that with it false, run one after the other. Goal: at most 2 µs
 per cycle at 7 DOF.
+
+Task space: the warm compute p50 of the arm (config/arm7_controller.yaml) and the Panda with its hand
+(config/panda_controller.yaml, end_effector_frame panda_hand_tcp) in ``cartesian_impedance`` and
+``operational_space`` against ``computed_torque``, the modes taking turns over 5 rounds, the sinusoid about
+a working configuration (the elbow bent; the goal: a task-space cycle within 2x a computed-torque cycle at 7
+DOF) and about the reference configuration q = 0, where both arms stand straight up, singular (for
+information: the eigensolvers need more sweeps there). ``--task`` runs only this part.
 
 Then what an uncontrolled part costs: the Panda with its hand uncontrolled (config/panda_controller.yaml,
 urdf/panda.urdf) against the same URDF with the hand's links and joints removed, warm caches, one run
 each; the goal is a compute p50 ratio of at most 1.10.
 
     .venv/bin/python bench/bench_cycle.py [--states 4000] [--evict 32] [--config config/arm7_controller.yaml ...]
+                                          [--task]
 """
 import argparse
 import os
@@ -38,10 +46,13 @@ CONFIGS = ["config/arm7_controller.yaml", "config/palletizer_controller.yaml",
            "config/gough_stewart_controller.yaml"]
 
 
-def states(plant, n, dt=1e-3, amplitude=0.05, hz=0.5):
-    """n JointState messages of a sinusoid about the plant's reference state."""
+def states(plant, n, dt=1e-3, amplitude=0.05, hz=0.5, center=None):
+    """n JointState messages of a sinusoid about the plant's reference state (or about ``center``, the
+    controlled joints' positions)."""
     from sensor_msgs.msg import JointState
     q0, _ = plant.sim_reference_state()
+    if center is not None:
+        q0[:plant.n] = center
     nc = plant.n
     out = []
     for k in range(n):
@@ -58,16 +69,47 @@ def states(plant, n, dt=1e-3, amplitude=0.05, hz=0.5):
 
 PANDA_ARM = ["panda_joint%d" % i for i in range(1, 8)]
 OBSERVER_GOAL_US = 2.0
+TASK_GOAL = 2.0      # a task-space cycle's compute / a computed-torque cycle's, at 7 DOF
+# (config, parameters, a working configuration of the controlled joints, rad): the elbow bent, away from the
+# singularities of the reference configuration (both arms stretched straight up at q = 0)
+TASK_CASES = (("config/arm7_controller.yaml", (), (0.1, -0.4, 0.1, -2.0, 0.1, 1.6, 0.5)),
+              ("config/panda_controller.yaml", (("end_effector_frame", "panda_hand_tcp"),),
+               (0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785)))
+
+
+def task_space(n_states, warm, rounds=5):
+    """Print the task-space modes' warm compute p50 against computed torque's (see the module docstring), about
+    a working configuration (the goal) and about the singular q = 0 (for information). The modes take turns,
+    ``rounds`` times, and each ratio is the median of the rounds' ratios: this machine's speed drifts by
+    more than the modes differ over the minutes a mode's runs would take one after the other."""
+    print("task space, warm compute p50 (µs, median of %d rounds, the modes in turn) and the median of the "
+          "rounds' ratios to computed_torque:" % rounds)
+    modes = ("computed_torque", "cartesian_impedance", "operational_space")
+    for cfg, params, q_work in TASK_CASES:
+        for where, center in (("working", q_work), ("singular q = 0", None)):
+            p50 = {m: [] for m in modes}
+            for _ in range(rounds):
+                for mode in modes:
+                    p50[mode].append(np.percentile(run(cfg, n_states, warm, None, params + (("mode", mode),),
+                                                       center)[0], 50))
+            ct = np.array(p50["computed_torque"])
+            parts = []
+            for m in modes[1:]:
+                r = float(np.median(np.array(p50[m]) / ct))
+                ok = (": ok" if r <= TASK_GOAL else ": MISS") if center is not None else ""
+                parts.append(f"{m} {np.median(p50[m]):.1f} ({r:.2f}x{ok})")
+            print(f"{Path(cfg).name:<28}{where:<16}computed_torque {np.median(ct):.1f}, " + ", ".join(parts)
+                  + (f" (goal <= {TASK_GOAL:g}x)" if center is not None else ""))
 
 
 def observer_for(plant):
-    """(observer, q, qd, tau) as the cycle calls it: a MomentumObserver on the plant's ``observer_model`` (a
+    """(observer, q, qd, tau) as the cycle calls it: a MomentumObserver on the plant's ``rigid_tree`` (a
     tree plant's restricted dynamics model) fed the plant's state views, warmed up; None where the plant has
     no observer."""
     from rne_control.control.observer import MomentumObserver
-    if plant.observer_unavailable:
+    if plant.rigid_tree_unavailable:
         return None
-    model, q, qd, _ = plant.observer_model()
+    model, q, qd, _ = plant.rigid_tree()
     obs = MomentumObserver(model, 50.0)
     obs.warm_up()
     return obs, q, qd, np.zeros(model.n)
@@ -109,7 +151,7 @@ def without_uncontrolled(path, joints, out):
     return out
 
 
-def run(config, n_states, warm, evict=None, params=()):
+def run(config, n_states, warm, evict=None, params=(), center=None):
     import rclpy
     from rclpy.serialization import serialize_message
     from rne_control.ros.controller.node import ControllerNode
@@ -118,7 +160,7 @@ def run(config, n_states, warm, evict=None, params=()):
                      "-p", "rate:=1000.0", "-p", "sched_priority:=0", *extra, "--log-level", "warn"])
     try:
         node = ControllerNode()
-        msgs = states(node.plant, n_states + warm)
+        msgs = states(node.plant, n_states + warm, center=center)
         clock = node.get_clock()
         callback, observed = [], []
         obs = observer_for(node.plant) if evict is None else None
@@ -152,9 +194,13 @@ def main():
     ap.add_argument("--warm", type=int, default=300, help="states before the figures start")
     ap.add_argument("--evict", type=float, default=32.0, help="MiB to write before each state in the second run")
     ap.add_argument("--config", nargs="*", default=CONFIGS)
+    ap.add_argument("--task", action="store_true", help="only the task-space comparison")
     args = ap.parse_args()
     os.environ.setdefault("ROS_DOMAIN_ID", str(170 + os.getpid() % 30))
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    if args.task:
+        task_space(args.states, args.warm)
+        return 0
     evict = np.zeros(int(args.evict * 2**20), np.uint8)
     print(f"rne_controller cycle in one process, {args.states} states at 1 kHz (trigger: state), µs; caches warm, "
           f"then evicted ({args.evict:g} MiB written) before each state")
@@ -194,6 +240,7 @@ def main():
         added = float(np.median(np.array(on) - np.array(off)))
         print(f"{Path(cfg).name:<36}on {np.median(on):.2f}, off {np.median(off):.2f}: adds {added:.2f} "
               f"(goal <= {OBSERVER_GOAL_US:g}: {'ok' if added <= OBSERVER_GOAL_US else 'MISS'})")
+    task_space(args.states, args.warm)
     return 0
 
 

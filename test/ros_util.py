@@ -100,6 +100,27 @@ def console_command(executable: str) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- control_msgs (built here)
+def run_demo(tmp_path, flag: str):
+    """``rne_demo <flag> --output <png>`` run in tmp_path, asserted to exit 0 and to write its plot. Returns
+    (stdout, text, number): ``text``, the output's tails for assertion messages; ``number(pattern)``, the
+    floats of the pattern's groups in stdout (asserted found)."""
+    import re
+
+    out = tmp_path / "demo.png"
+    r = subprocess.run(console_command("rne_demo") + [flag, "--output", str(out)],
+                       capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    text = r.stdout[-6000:] + r.stderr[-3000:]
+    assert r.returncode == 0, text
+    assert out.exists() and out.stat().st_size > 10000
+
+    def number(pattern):
+        m = re.search(pattern, r.stdout, re.M)
+        assert m, (pattern, text)
+        return [float(x) for x in m.groups()]
+
+    return r.stdout, text, number
+
+
 def _interfaces_build():
     """test/interfaces/build.py as a module (it builds the test-only control_msgs package)."""
     import importlib.util
@@ -340,10 +361,12 @@ class Collector:
         self.msgs = []
         self.times = []
         self.keep = keep
+        self.count = 0          # messages received (len: those kept)
         self.lock = threading.Lock()
 
     def __call__(self, msg):
         with self.lock:
+            self.count += 1
             self.msgs.append(msg)
             self.times.append(time.monotonic())
             if self.keep and len(self.msgs) > 2 * self.keep:
@@ -360,6 +383,12 @@ class Collector:
     def last(self):
         with self.lock:
             return self.msgs[-1] if self.msgs else None
+
+    def reached(self, t: float) -> bool:
+        """True once the newest message read is stamped at or after t (s): a reader of a lockstep loop lags
+        it, each reader by its own amount."""
+        m = self.last()
+        return m is not None and stamp_to_sec(m.header.stamp) >= t
 
     def clear(self):
         with self.lock:
@@ -551,6 +580,11 @@ def min_jerk(t, T):
 
 def stamp_to_sec(stamp) -> float:
     return stamp.sec + stamp.nanosec * 1e-9
+
+
+def stamp_ns(stamp) -> int:
+    """A header stamp as integer nanoseconds: exact, for matching messages of the same instant."""
+    return stamp.sec * 1000000000 + stamp.nanosec
 
 
 def sec_to_stamp(t: float):

@@ -84,7 +84,8 @@ class Loop:
         # deep: in lockstep the simulation can run seconds of sim time ahead of this node's Python callbacks,
         # and a KEEP_LAST queue drops the oldest states of the window it overflows
         self.states = node.collect(JointState, "/joint_states", qos=20000)
-        self.clock = node.collect(Clock, "/clock", qos=100, keep=10)
+        # the newest /clock only: a deeper queue delays "now" by its depth
+        self.clock = node.collect(Clock, "/clock", qos=1, keep=10)
         self.cmds = node.collect(Float64MultiArray, CMD_TOPIC, qos=1000)
         self.odom = node.collect(Odometry, "/base_odometry", qos=1000)
         self.traj_pub = node.publisher(JointTrajectory, TRAJ_TOPIC, 10)
@@ -121,6 +122,10 @@ class Loop:
         if not ok:
             self.fail(f"sim time stuck at {self.sim_now():.3f} s (waiting for {t:.3f} s)")
 
+    def wait_states(self, t, wall_timeout=30.0):
+        """Until this node has read the joint state stamped t (s): its deep queue can lag /clock."""
+        self.node.wait_for(lambda: self.states.reached(t), wall_timeout, procs=self.alive())
+
     def send_trajectory(self, joints, f, T, lead=0.5):
         assert self.node.wait_for_subscribers(self.traj_pub, 1, timeout=20.0), "controller has no trajectory subscription"
         t_start = self.sim_now() + lead
@@ -147,7 +152,7 @@ class Loop:
 
 def tracking_error(loop, f, t_start, T, tail=0.5):
     end = t_start + T + tail
-    loop.node.wait_for(lambda: ros_util.stamp_to_sec(loop.states.last().header.stamp) >= end, 30.0)
+    loop.wait_states(end)
     ts, qs = loop.states_between(t_start, end)
     assert len(ts) > 0.8 * (T + tail) * 500, f"too few joint states recorded ({len(ts)})"
     qd = np.array([f(t - t_start)[0] for t in ts])

@@ -33,17 +33,7 @@ def test_demo_collision(tmp_path, compiled_kernels):
     contact; no false detection in free motion."""
     import math
 
-    out = tmp_path / "collision.png"
-    r = subprocess.run(ros_util.console_command("rne_demo") + ["--collision", "--output", str(out)],
-                       capture_output=True, text=True, timeout=300, cwd=tmp_path)
-    text = r.stdout[-6000:] + r.stderr[-3000:]
-    assert r.returncode == 0, text
-    assert out.exists() and out.stat().st_size > 10000
-
-    def number(pattern):
-        m = re.search(pattern, r.stdout, re.M)
-        assert m, (pattern, text)
-        return [float(x) for x in m.groups()]
+    stdout, text, number = ros_util.run_demo(tmp_path, "--collision")
 
     k_o, dt = 50.0, 1e-3
     bound_ms = 1e3 * (math.log(2) / k_o + 2 * dt)

@@ -11,7 +11,7 @@ import pytest
 
 import ros_util
 import rne_control as rc
-from ros_util import REPO, config, stamp_to_sec, wrench_msg
+from ros_util import REPO, config, stamp_ns, stamp_to_sec, wrench_msg
 
 CFG = config("arm7_controller.yaml")
 URDF = str(REPO / "urdf" / "arm7.urdf")
@@ -31,9 +31,10 @@ class Rig:
         self.FJT = ros_util.load_interfaces()
         self.states = tn.collect(JointState, "/joint_states", qos=20000, keep=20000)
         self.r = tn.collect(JointState, "/rne_controller/external_torque", qos=5000, keep=5000)
-        self.F = tn.collect(WrenchStamped, "/rne_controller/external_wrench", qos=5000, keep=5000)
+        self.F = tn.collect(WrenchStamped, "/rne_controller/external_wrench", qos=10, keep=10)
         self.collision = tn.collect(Bool, "/rne_controller/collision", qos=ros_util_latched())
-        self.clock = tn.collect(Clock, "/clock", qos=100, keep=10)
+        # the newest /clock only: a deeper queue delays "now" by its depth
+        self.clock = tn.collect(Clock, "/clock", qos=1, keep=10)
         self.wrench_pub = tn.publisher(WrenchStamped, "/rne_sim/applied_wrench", 10)
         self.sim = procs.start("rne_sim", params_file=CFG, params={
             "lockstep": True, "control_rate": RATE, "sim_rate": 2 * RATE, "publish_rate": RATE,
@@ -53,22 +54,33 @@ class Rig:
         return stamp_to_sec(c.clock) if c is not None else 0.0
 
     def wait_sim(self, dt):
+        """Wait until this node has read ~/external_torque stamped dt (s) after its newest /clock; returns
+        that time."""
         t = self.now() + dt
-        self.wait(lambda: self.r.last() is not None and stamp_to_sec(self.r.last().header.stamp) >= t,
-                  "sim time stuck before %.3f s" % t)
+        self.wait(lambda: self.r.reached(t), "sim time stuck before %.3f s" % t)
+        return t
 
-    def state_at(self, t):
-        """q of the joint state stamped t, or None where this node missed it (its reader can fall behind
-        the lockstep loop by more than the publisher keeps)."""
-        for m in reversed(self.states.snapshot()[0]):
-            if abs(stamp_to_sec(m.header.stamp) - t) < 1e-9:
-                return np.array(m.position[:7])
-        return None
+    def read_until(self, collection, t):
+        """The newest message of ``collection`` once this node has read one stamped at or after t (s): its
+        readers lag the lockstep loop, each by its own amount."""
+        self.wait(lambda: collection.reached(t), "no message stamped after %.3f s" % t)
+        return collection.last()
 
+    def wait_over(self, level, after=-math.inf, joints=slice(None)):
+        """The stamp (s) of the first ~/external_torque message after ``after`` (s) with some |r_i| > level
+        (i in ``joints``), once this node has read one that is still over it (r holds while a wrench does)."""
+        def over(m):
+            return stamp_to_sec(m.header.stamp) > after and np.any(np.abs(np.array(m.effort)[joints]) > level)
 
-def onset(msgs, level):
-    """The stamp of the first ~/external_torque message with some |r_i| > level (s)."""
-    return next(stamp_to_sec(m.header.stamp) for m in msgs if np.any(np.abs(np.array(m.effort)) > level))
+        self.wait(lambda: self.r.last() is not None and over(self.r.last()),
+                  "|r| never over %g after %.3f s" % (level, after))
+        return next(stamp_to_sec(m.header.stamp) for m in self.r.snapshot()[0] if over(m))
+
+    def states_until(self, t):
+        """{stamp (ns): q} of the joint states read up to one stamped at or after t (s); a state this node
+        missed (its reader can fall behind the lockstep loop by more than the publisher keeps) is absent."""
+        self.read_until(self.states, t)
+        return {stamp_ns(m.header.stamp): np.array(m.position[:7]) for m in self.states.snapshot()[0]}
 
 
 def ros_util_latched():
@@ -94,17 +106,16 @@ def test_estimate_wrench_detection_reaction_and_reset(ros_procs, ros_node, sourc
     F = np.array([8.0, -5.0, 12.0, 0.5, -0.3, 0.2])
     rig.wrench_pub.publish(wrench_msg("arm7_link4", F))
     rig.wait(lambda: "applying a wrench at 'arm7_link4'" in rig.sim.log(), "wrench not applied")
-    rig.wait_sim(5.0 / K_O + 0.3)
+    # this node's /clock and readers lag the lockstep loop, each by its own amount: the onset from r itself
+    t_on = rig.wait_over(0.1)
+    rig.read_until(rig.r, t_on + 5.0 / K_O + 0.2)
     msgs = rig.r.snapshot()[0]
-    t_on = onset(msgs, 0.1)       # this node's /clock lags the lockstep loop: the onset from r itself
     fid = o.pm.getFrameId("arm7_link4")
+    states = rig.states_until(stamp_to_sec(msgs[-1].header.stamp))
     n_checked = 0
     for m in msgs:
-        t = stamp_to_sec(m.header.stamp)
-        if t < t_on + 5.0 / K_O:
-            continue
-        q = rig.state_at(t)
-        if q is None:
+        q = states.get(stamp_ns(m.header.stamp))
+        if stamp_to_sec(m.header.stamp) < t_on + 5.0 / K_O or q is None:
             continue
         truth = (pin.computeFrameJacobian(o.pm, o.pd, o.q(q), fid, pin.LOCAL).T @ F)[o.iv]
         r = np.array(m.effort)
@@ -119,8 +130,7 @@ def test_estimate_wrench_detection_reaction_and_reset(ros_procs, ros_node, sourc
     F = np.array([6.0, -4.0, 10.0, 0.3, -0.2, 0.4])
     rig.wrench_pub.publish(wrench_msg("arm7_link7", F))
     rig.wait(lambda: "applying a wrench at 'arm7_link7'" in rig.sim.log(), "wrench not applied")
-    rig.wait_sim(1.5)
-    Fh = rig.F.last()
+    Fh = rig.read_until(rig.F, rig.wait_sim(1.5))
     assert Fh.header.frame_id == "arm7_link7"
     est = np.array([Fh.wrench.force.x, Fh.wrench.force.y, Fh.wrench.force.z,
                     Fh.wrench.torque.x, Fh.wrench.torque.y, Fh.wrench.torque.z])
@@ -150,7 +160,8 @@ def test_estimate_wrench_detection_reaction_and_reset(ros_procs, ros_node, sourc
     q0 = np.array(rig.states.last().position[:7])
     goal = rig.FJT.Goal()
     goal.trajectory.joint_names = ["arm7_joint%d" % i for i in range(1, 8)]
-    pt = JointTrajectoryPoint(positions=(q0 + 0.4).tolist(), time_from_start=Duration(sec=4))
+    # long enough to be still running when the wrench comes, however far this node lags the loop
+    pt = JointTrajectoryPoint(positions=(q0 + 0.4).tolist(), time_from_start=Duration(sec=30))
     goal.trajectory.points = [pt]
     fut = client.send_goal_async(goal)
     rig.wait(lambda: fut.done(), "goal not answered")
@@ -174,16 +185,14 @@ def test_estimate_wrench_detection_reaction_and_reset(ros_procs, ros_node, sourc
     sim_log = rig.sim.log()
     assert "applying a wrench at 'arm7_link4'" in sim_log
     # lockstep: the first state after the onset whose r crosses is within ln 2 / K_O + 2 cycles
-    rig.wait_sim(0.1)    # this node's recordings lag the loop
-    msgs = [m for m in rig.r.snapshot()[0] if stamp_to_sec(m.header.stamp) > t_goal]
-    t_crossed = next(stamp_to_sec(m.header.stamp) for m in msgs if np.any(np.abs(np.array(m.effort[:4])) > 2.0))
-    t_onset = onset(msgs, 0.2)    # the first state the wrench acted on (r's first step: K_O T J^T F)
+    t_crossed = rig.wait_over(2.0, after=t_goal, joints=slice(0, 4))    # r stays over while the wrench pushes
+    t_onset = rig.wait_over(0.2, after=t_goal)    # the first state the wrench acted on (r's first step: K_O T J^T F)
     assert t_crossed - t_onset <= math.log(2) / K_O + 2 / RATE + 1e-9, (t_crossed, t_onset)
 
-    # latched: the arm floats damped; new goals are refused until the reset
+    # latched: the arm floats damped (time constants up to ~0.3 s); new goals are refused until the reset
     rig.wrench_pub.publish(wrench_msg("arm7_link4", np.zeros(6)))
-    rig.wait_sim(1.0)
-    qd = np.array(rig.states.last().velocity[:7])
+    rig.wait(lambda: rig.sim.log().count("applied wrench removed") == 2, "wrench not removed")
+    qd = np.array(rig.read_until(rig.states, rig.wait_sim(2.0)).velocity[:7])
     assert np.abs(qd).max() < 0.05
     fut = client.send_goal_async(goal)
     rig.wait(lambda: fut.done(), "goal not answered")

@@ -51,7 +51,8 @@ class Rig:
         from trajectory_msgs.msg import JointTrajectory
 
         self.states = self.tn.collect(JointState, "/joint_states", qos=20000, keep=20000)
-        self.clock = self.tn.collect(Clock, "/clock", qos=100, keep=10)
+        # the newest /clock only: a deeper queue delays "now" by its depth
+        self.clock = self.tn.collect(Clock, "/clock", qos=1, keep=10)
         self.ctl_state = self.tn.collect(Float64MultiArray, "/rne_controller/controller_state", qos=1000, keep=5000)
         self.traj_pub = self.tn.publisher(JointTrajectory, "/rne_controller/joint_trajectory")
         common = {"rate": RATE, "gc_freeze": False, "executor": self.executor}
@@ -87,8 +88,7 @@ class Rig:
         result may arrive before the states that precede it."""
         t = self.now() + margin
         self.wait_sim(t)
-        self.wait(lambda: ros_util.stamp_to_sec(self.states.last().header.stamp) >= t,
-                  "no joint state stamped after %.3f s" % t)
+        self.wait(lambda: self.states.reached(t), "no joint state stamped after %.3f s" % t)
         return self.q()
 
     def wait(self, pred, what, timeout=WALL):
@@ -133,10 +133,22 @@ class Rig:
         r = fut.result()
         return r.status, r.result
 
-    def held_desired(self, n=3):
-        """position_desired of the last n controller_state messages (row 0 of the documented layout)."""
-        msgs, _ = self.ctl_state.snapshot()
-        return np.array([np.array(m.data).reshape(15, 6)[0] for m in msgs[-n:]])
+    def desired_since(self, t, n):
+        """position_desired (field 0 of the documented layout) of the last n controller_state messages that
+        describe joint states stamped at or after t (s of sim time), once this node has read n of them.
+
+        controller_state has no stamp: its position_measured (field 3) is the position of the joint state it
+        answered, whose stamp dates it. This node's readers can lag the lockstep loop by seconds on a loaded
+        machine, so the newest controller_state it has read may well predate t."""
+        def dated():
+            states, _ = self.states.snapshot()
+            stamp = {tuple(m.position[:6]): ros_util.stamp_to_sec(m.header.stamp) for m in states[-5000:]}
+            msgs, _ = self.ctl_state.snapshot()
+            fields = [np.array(m.data).reshape(15, 6) for m in msgs[-(n + 1000):]]
+            return [f[0] for f in fields if stamp.get(tuple(f[3]), -math.inf) >= t]
+
+        self.wait(lambda: len(dated()) >= n, "fewer than %d controller states after %.3f s" % (n, t))
+        return np.array(dated()[-n:])
 
 
 def min_jerk(q0, amp, t, T):
@@ -216,8 +228,7 @@ def test_goal_tracks_succeeds_with_feedback(rig):
     assert res.error_code == 0 and res.error_string == "Goal successfully reached!"
     # the result can reach this process before the joint state that ends the trajectory does
     deadline = time.monotonic() + 2.0
-    while time.monotonic() < deadline and not (
-            rig.states.last() is not None and ros_util.stamp_to_sec(rig.states.last().header.stamp) >= t_start + T):
+    while time.monotonic() < deadline and not rig.states.reached(t_start + T):
         time.sleep(0.01)
     # tracking: the recorded joint states against the min-jerk reference (computed torque, lockstep)
     msgs, _ = rig.states.snapshot()
@@ -279,8 +290,8 @@ def test_preemption_by_a_goal_and_by_the_topic(rig):
     assert status == ABORTED and res.error_code == rig.FJT.Result.INVALID_GOAL
     assert "~/joint_trajectory" in res.error_string
     # and the topic's trajectory is followed
-    rig.wait_sim(rig.now() + 1.5)
-    np.testing.assert_allclose(rig.held_desired(1)[0], target, atol=1e-12)
+    t = rig.now() + 1.5
+    np.testing.assert_allclose(rig.desired_since(t, 1)[0], target, atol=1e-12)
     np.testing.assert_allclose(rig.q(), target, atol=2e-3)
 
 
@@ -297,16 +308,13 @@ def test_cancel_holds_the_measured_position(rig):
     assert status == CANCELED and res.error_code == 0
     # the controller now holds one measured configuration: the desired position stops changing, is not
     # the goal's end, and is exactly a joint state the controller received
-    t = rig.now()
-    rig.wait_sim(t + 0.4)
-    held = rig.held_desired(50)
+    held = rig.desired_since(rig.now() + 0.2, 50)
     np.testing.assert_allclose(held, np.repeat(held[-1:], len(held), axis=0), atol=0)
     assert np.abs(held[-1] - (q0 + [0.4, 0.0, 0.0, 0.5, 0.0, 0.0])).max() > 0.05
     msgs, _ = rig.states.snapshot()
     assert min(np.abs(np.array(m.position[:6]) - held[-1]).max() for m in msgs[-3000:]) < 1e-12
     # the arm stays there
-    rig.wait_sim(rig.now() + 0.5)
-    np.testing.assert_allclose(rig.q(), held[-1], atol=2e-3)
+    np.testing.assert_allclose(rig.q_settled(0.5), held[-1], atol=2e-3)
 
 
 LIMITS = [97.6, 186.4, 89.4, 24.2, 20.1, 21.3]
@@ -337,8 +345,7 @@ def test_tolerance_violations_abort_and_hold(rig):
         err = float(r.error_string.split("position error ")[1].split()[0])
         assert 0.05 < abs(err) < 0.1                             # caught the cycle it went past 0.05 rad
         # it holds the measured position of that moment
-        rig.wait_sim(rig.now() + 0.3)
-        held = rig.held_desired(20)
+        held = rig.desired_since(rig.now() + 0.22, 20)
         np.testing.assert_allclose(held, np.repeat(held[-1:], len(held), axis=0), atol=0)
         assert 0.0 < q1[5] - held[-1][5] < 0.2
         assert rig.tn.set_parameters("/rne_controller", {"constraints.joint6.trajectory": 0.0})[0].successful

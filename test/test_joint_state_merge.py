@@ -57,6 +57,7 @@ def test_several_publishers_merged_and_one_stale_joint_named(ros_procs, ros_node
     assert diag_after(lambda d, msg: d["state"] == "fresh" and d["stale_joints"] == ""), _values(diags)
     d, _ = _values(diags)
     assert d["rejected_joint_states"] == "0" and d["rejected_messages"] == "0"
+    assert d["refused_samples"] == "0"
     stop_timers()
 
     # 2. one joint per message (round robin, 300 messages/s)

@@ -298,6 +298,7 @@ def run_platform(ros_procs, ros_node, ctl, T=2.0):
     t_start = loop.sim_now() + 0.5
     pub.publish(platform_trajectory_msg(T, t_start))
     loop.wait_sim_time(t_start + T + 0.6, wall_timeout=120.0)
+    loop.wait_states(t_start + T + 0.5)          # the states pose_error reads
     msgs, _ = loop.states.snapshot()
     return loop, odom, pub, msgs, t_start
 

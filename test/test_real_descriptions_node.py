@@ -292,9 +292,11 @@ def test_a_gripper_driver_off_the_mimic_rule_is_ignored_counted_and_warned_about
         want = pin_.gravity(q)[[model.joint_names.index(j) for j in arm]]
         assert ros_node.wait_for(lambda: cmds.last() is not None and rel_err(cmds.last().data, want) < TOL, 120.0,
                                  procs=[ctl]), ctl.log()[-3000:]
-        time.sleep(2.5)
+        # counted once the gripper driver's states come in (its discovery can lag the arm's under load)
+        assert ros_node.wait_for(lambda: int(diag_values(diags, "rne_controller").get("ignored_passive_positions",
+                                                                                      0)) > 50, 30.0, procs=[ctl])
         d = diag_values(diags, "rne_controller")
-        assert int(d["ignored_passive_positions"]) > 50 and d["rejected_joint_states"] == "0", d
+        assert d["rejected_joint_states"] == "0", d
         assert d["stale_events"] == "0", d
     finally:
         for dr in drivers:

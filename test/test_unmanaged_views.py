@@ -1,13 +1,15 @@
 """The kernels that numba's dispatcher calls work on unmanaged views (dynamics/direct.py: unmanaged,
 keep_alive): nothing they read or write may be freed under them.
 
-keep_alive is tested directly: numba frees an array after its last use, so without it an unmanaged view
-of a buffer aliases the next allocation (the premise, checked first). The entry points are then run many
-times between allocations of their scratch sizes, and every result must equal the first bit for bit."""
+keep_alive is tested directly on numba's allocation counters: numba frees an array after its last use,
+so without keep_alive an unmanaged view outlives its buffer (the premise, checked first). The entry
+points are then run many times between allocations of their scratch sizes, and every result must equal
+the first bit for bit."""
 from pathlib import Path
 
 import numba as nb
 import numpy as np
+from numba.core.runtime import _nrt_python as nrt, rtsys
 
 import rne_control as rc
 from rne_control.dynamics.direct import keep_alive, unmanaged
@@ -15,27 +17,44 @@ from rne_control.dynamics.direct import keep_alive, unmanaged
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@nb.njit
-def _view_then_allocate():
-    buf = np.empty(1000)
-    v = unmanaged(buf)
-    other = np.zeros(1000)   # takes buf's memory if buf has been freed
-    v[:] = 1.0
-    return other.sum()
+def _meminfos_freed():
+    return rtsys.get_allocation_stats().mi_free
 
 
 @nb.njit
-def _view_then_allocate_kept():
+def _frees_while_viewed():
+    """How many arrays numba frees between np.empty and a point where an unmanaged view of it is live."""
+    with nb.objmode(before='int64'):
+        before = _meminfos_freed()
     buf = np.empty(1000)
     v = unmanaged(buf)
-    other = np.zeros(1000)
+    with nb.objmode(after='int64'):
+        after = _meminfos_freed()
+    return after - before, v.shape[0]   # v's shape only: its memory may be gone
+
+
+@nb.njit
+def _frees_while_viewed_kept():
+    with nb.objmode(before='int64'):
+        before = _meminfos_freed()
+    buf = np.empty(1000)
+    v = unmanaged(buf)
+    with nb.objmode(after='int64'):
+        after = _meminfos_freed()
     v[:] = 1.0
-    return keep_alive(buf, other.sum())
+    return keep_alive(buf, (after - before, v.sum()))
 
 
 def test_keep_alive_keeps_the_buffer_of_an_unmanaged_view():
-    assert _view_then_allocate() == 1000.0   # premise: freed after its last use, its memory is reused
-    assert _view_then_allocate_kept() == 0.0
+    # NRT's own counters, not the allocator's reuse of the freed memory (which depends on the heap's history)
+    was_enabled = nrt.memsys_stats_enabled()
+    nrt.memsys_enable_stats()
+    try:
+        assert _frees_while_viewed() == (1, 1000)   # premise: buf is freed after its last use, under its view
+        assert _frees_while_viewed_kept() == (0, 1000.0)
+    finally:
+        if not was_enabled:
+            nrt.memsys_disable_stats()
 
 
 def test_parallel_entry_points_are_repeatable():

@@ -7,7 +7,8 @@ ramps and the effort limiter. :meth:`ControlCycle.update` is the cycle, written 
 
 * **read**: install run-time settings requested since the last cycle, judge the merged state's
   freshness (:class:`~rne_control.control.watchdog.Watchdog`) and activate on the first fresh state;
-* **compute**: sample the trajectory and evaluate the law (feedback terms scaled by the activation ramp);
+* **compute**: sample the trajectory and evaluate the law (feedback terms scaled by the activation ramp; in
+  a task-space mode the law samples its shaped target, :mod:`rne_control.control.task`);
   the momentum observer takes the new state and the collision monitor checks its residual
   (:class:`~rne_control.control.external.ExternalTorques`); a latched reaction replaces the law's torque;
 * **clamp**: blend from the previous law (output ramp) and clamp to the effort limits; where the driver
@@ -31,6 +32,7 @@ import numpy as np
 from .external import ExternalTorques
 from .joint_states import JointStateError, JointStateMapper
 from .laws import SPLIT_PARTS, BaseState, ControlLaw
+from .task import TASK_MODES, TaskError, task_unavailable
 from .limits import EffortLimiter
 from .plant import StateError
 from .ramp import OffsetRamp, Ramp
@@ -68,16 +70,34 @@ class ControlCycle:
     buffer (N,), e.g. a view over an outgoing message's array. ``log``: an object with ``info``,
     ``warning`` and ``error`` taking a message and ``throttle_duration_sec`` (an rclpy logger).
     ``driver_adds_gravity``: the driver adds g(q) to every command (Franka's): the cycle publishes the
-    command less g(q), and ``total`` is what the joints get.
+    command less g(q), and ``total`` is what the joints get. ``end_effector_frame``: the frame of the
+    task-space modes (default: the child link of the last controlled joint), where the plant has a task
+    space; TaskError (a ValueError) names a frame it cannot use.
+
+    In a task-space mode the target is the measured pose, at rest, whenever the cycle holds the measured
+    position in joint space (activation, recovery from a stale state, a collision and its reset) and on
+    entering the mode; the null-space posture is then the measured configuration, unless
+    ``nullspace_posture`` sets it. Leaving a task-space mode, the desired joint state holds the measured
+    position.
     """
 
     def __init__(self, plant, settings, trigger_joints=None, velocity_cutoff_hz: float = 50.0,
-                 out: Optional[np.ndarray] = None, log=None, driver_adds_gravity: bool = False):
+                 out: Optional[np.ndarray] = None, log=None, driver_adds_gravity: bool = False,
+                 end_effector_frame: Optional[str] = None):
         self.plant = plant
         self.joints = plant.joint_names
         self.n = n = plant.n
         self.log = _Log() if log is None else log
         self.law = ControlLaw(plant)
+        self.task = None
+        why = task_unavailable(plant)
+        if not why:
+            self.task = self.law.enable_task(end_effector_frame or None, settings)
+        elif end_effector_frame:
+            raise TaskError("end_effector_frame %r: the %s model %r has no task space: %s"
+                            % (end_effector_frame, plant.kind, plant.name, why))
+        self._anchor = False         # task space: hold the measured pose at the next cycle
+        self._hold_here = False      # joint space: hold the measured position at the next cycle
         self.traj = TrajectoryGenerator(self.joints)
         self.mapper = JointStateMapper(plant.state_names, self.joints, plant.initial_state, velocity_cutoff_hz,
                                        required=plant.required_names)
@@ -143,7 +163,15 @@ class ControlCycle:
         """Install a settings snapshot now; True if the law changed (a ramp is wanted)."""
         old = self.settings
         law = self.law
+        entering = s.mode in TASK_MODES and (old is None or old.mode not in TASK_MODES)
+        if self.task is not None:
+            law.configure_task(s)
         law.set_mode(s.mode)
+        if entering:
+            self._anchor = True
+        elif old is not None and old.mode in TASK_MODES and s.mode not in TASK_MODES:
+            self._hold_here = True
+            self.external.feed_forward(None)
         law.set_base(s.base, self.base_state)
         law.base_velocity_source = s.base_velocity_source
         law.friction = s.friction_compensation
@@ -255,10 +283,16 @@ class ControlCycle:
             self._reset_collision = False
             ramp_request = ramp_request or self._release(now)
         # --- compute
+        if self._hold_here:
+            self._hold_here = False
+            self.traj.reset(self.mapper.q[:self.n])
+        task = self.law.mode in TASK_MODES
         self.q_d, self.qd_d, self.qdd_d = self.traj.sample(now)
         self.feedback_scale = s = self.feedback_ramp.fraction(now)
         try:
-            tau = self.law.compute(self.mapper.q, self.mapper.qd, self.q_d, self.qd_d, self.qdd_d, s)
+            if task and self._anchor:
+                self._anchor_task(now)
+            tau = self.law.compute(self.mapper.q, self.mapper.qd, self.q_d, self.qd_d, self.qdd_d, s, t=now)
         except StateError as e:  # e.g. a loop that does not close at the measured state: hold the last good one
             if self.states != self._rejected_at:   # count each received state once
                 self._rejected_at = self.states
@@ -268,6 +302,8 @@ class ControlCycle:
             self.log.error("control law failed (%s): holding the measured position" % e, throttle_duration_sec=1.0)
             return self._hold(now, reset=True)
         ext = self.external
+        if task:
+            ext.feed_forward(self.task.ff)
         if ext.enabled:
             self.collision_started = False
             t = self.state_stamp_ns * 1e-9 if self.state_stamp_ns > 0 else self.watchdog.last
@@ -287,6 +323,7 @@ class ControlCycle:
 
     def _activate(self, now: float, recovered: bool) -> None:
         self.traj.reset(self.mapper.q[:self.n])   # the controlled joints lead the state
+        self._anchor = True
         self.feedback_ramp.start(now)
         self.external.reset()
         self.active = True
@@ -320,6 +357,7 @@ class ControlCycle:
         measured position from now on."""
         if reset:
             self.traj.reset(self.mapper.q[:self.n])
+            self._anchor = True
         self.external.between(now)
         self.limiter.apply(self.law.hold_torque(self._hold_cmd), out=self.total)
         self.outcome = HOLD
@@ -343,6 +381,7 @@ class ControlCycle:
         ext = self.external
         self.collision_started = True
         self.traj.reset(self.mapper.q[:self.n])
+        self._anchor = True
         self.log.error("collision: %s; reaction %s until ~/reset_collision" % (
             ", ".join("%s r = %.4g over %.4g" % (self.joints[j], ext.r[j], ext.monitor.thresholds[j])
                       for j in ext.monitor.joints), ext.monitor.reaction))
@@ -378,18 +417,61 @@ class ControlCycle:
             return False
         self.external.monitor.reset()
         self.traj.reset(self.mapper.q[:self.n])
+        self._anchor = True
         self.feedback_ramp.start(now)
         self.log.info("collision reset: holding the measured position, ramping in")
         return self.have_published
 
+    def _anchor_task(self, now: float) -> None:
+        """Task space: hold the measured pose from now; the posture from the measured configuration unless
+        ``nullspace_posture`` sets it. StateError if the plant refuses the state."""
+        self.plant.set_state(self.mapper.q, self.mapper.qd)
+        self.task.anchor(now)
+        if self.settings.nullspace_posture is None:
+            self.task.set_posture()
+        self._anchor = False
+
     # ------------------------------------------------------------ around the cycle
+    @property
+    def task_mode(self) -> bool:
+        """A task-space mode is in force (or requested for the next cycle)."""
+        s = self._pending or self.settings
+        return s.mode in TASK_MODES
+
+    @property
+    def task_running(self) -> bool:
+        """A task-space mode computed the last command: the task space's outputs are current."""
+        return self.law.mode in TASK_MODES and not self._anchor
+
     def accept_trajectory(self, names, times, P, V, A, start: Optional[float], now: float):
         """Validate a trajectory (:meth:`TrajectoryGenerator.prepare`) and run it from ``start`` (None: now);
-        returns the prepared trajectory. Raises :class:`TrajectoryError` with the reason."""
+        in a task-space mode its last point is the null-space posture instead. Returns the prepared
+        trajectory. Raises :class:`TrajectoryError` with the reason."""
         self.check_accepting()
         prep = self.traj.prepare(names, times, P, V, A)
-        self.traj.set_trajectory(prep, now, start)
+        if self.law.mode in TASK_MODES:
+            self.task.set_posture(prep.positions[-1])
+        else:
+            self.traj.set_trajectory(prep, now, start)
         return prep
+
+    def set_target(self, position, quaternion, frame: str, now: float) -> None:
+        """A task-space target pose (m; x, y, z, w) in ``frame`` ("" : the base), converted to the base frame
+        at the state last set, approached from ``now`` (s). TaskError or TrajectoryError with the reason."""
+        self._check_task("target pose")
+        self.task.set_target(position, quaternion, now, frame)
+
+    def set_wrench(self, force, moment, frame: str) -> None:
+        """F_d, the wrench the tool is to exert (N, N m), at the origin of ``frame`` in its axes ("": the
+        base's), converted to base axes at the end effector at the state last set."""
+        self._check_task("target wrench")
+        self.task.set_wrench(self.task.wrench_in_base(force, moment, frame))
+
+    def _check_task(self, what: str) -> None:
+        self.check_accepting()
+        if self.law.mode not in TASK_MODES or self._anchor:
+            raise TrajectoryError("a %s needs a task-space mode (%s) in force; mode is %s"
+                                  % (what, " or ".join(TASK_MODES), self.settings.mode))
 
     def check_accepting(self) -> None:
         """TrajectoryError unless a trajectory can run now: a valid state, no latched collision reaction."""
@@ -409,6 +491,8 @@ class ControlCycle:
         throwaway objects where they hold state, so that no cycle compiles anything. ``warn``, ``stop``:
         see :func:`~rne_control.control.warmup.warm_up_law` (KeyboardInterrupt once ``stop`` is set)."""
         warm_up_law(self.law, self.base_state, self._parts, self._hold_cmd, warn=warn, stop=stop)
+        if self.task is not None:
+            self.task.warm_up()
         if stop is not None and stop.is_set():
             raise KeyboardInterrupt
         warm_up_trajectory(TrajectoryGenerator(self.joints))

@@ -4,7 +4,7 @@ torques it takes, collision detection and the reaction's torque.
 :class:`ExternalTorques` belongs to a :class:`~rne_control.control.cycle.ControlCycle`. Per accepted state k
 (header stamp t_k, a state newer than the last one observed) the cycle calls :meth:`ExternalTorques.observe`
 after the law has set the plant's state: the observer (:class:`~rne_control.control.observer.MomentumObserver`,
-on the plant's ``observer_model``) takes (t_k, q_k, qd_k) and the torque in force over [t_{k-1}, t_k]:
+on the plant's ``rigid_tree``) takes (t_k, q_k, qd_k) and the torque in force over [t_{k-1}, t_k]:
 
 * ``commanded``: the commands published in that interval after ramp and clamp, weighted by how long each
   was in force (:meth:`ExternalTorques.between`; with ``trigger: state`` and in lockstep, the command that
@@ -45,7 +45,7 @@ class ExternalTorques:
         self.log = log
         self.restarts = 0                   # samples the observer refused, each a restart from r = 0
         self.n = n = plant.n
-        self.unavailable = plant.observer_unavailable
+        self.unavailable = plant.rigid_tree_unavailable
         # the collision test's rows (_kernels.residual_check): thresholds, the task-space feed-forward
         # torques J^T F_d (none in joint space), r at the controlled joints, the peak of |r|
         self._C = np.zeros((4, n))
@@ -57,7 +57,7 @@ class ExternalTorques:
         self._t_cmd = None                  # when the last command went out (cycle clock, s)
         self.observer = None
         if not self.unavailable:
-            self.model, self._q, self._qd, ctrl = plant.observer_model()
+            self.model, self._q, self._qd, ctrl = plant.rigid_tree()
             self._ctrl = np.ascontiguousarray(ctrl, dtype=np.int64)
             self._tau = np.zeros(self.model.n)  # the observer's torque, its model's order (0: uncontrolled)
             # the controlled joints are the observer model's, in its order: the torque goes to it as it is
@@ -98,6 +98,14 @@ class ExternalTorques:
         self._acc_time = 0.0
         self._t_cmd = None
         self.t = -math.inf
+
+    def feed_forward(self, tau_ff) -> None:
+        """The joint torques J^T F_d of a wrench the law makes the tool exert (None: none): the contact's
+        expected residual is -tau_ff, which the collision test allows for."""
+        if tau_ff is None:
+            self._ff[:] = 0.0
+        else:
+            self._ff[:] = tau_ff
 
     # ------------------------------------------------------------ per cycle
     def commanded(self, now: float) -> None:

@@ -16,6 +16,9 @@ gravity_coriolis  measured        0                            yes      twist an
 off               -               -                            -        zero output
 ================  ==============  ===========================  =======  ======================================
 
+and the task-space modes ``cartesian_impedance`` and ``operational_space`` on a tree on a fixed base
+(:mod:`rne_control.control.task`: the pose of an end-effector frame, its target, a null-space posture).
+
 with e = q_d - q and e_dot = qd_d - qd. ``computed_torque`` is one
 ``inverse_dynamics`` call (no explicit mass matrix). The compensation modes
 (``gravity``, ``coriolis``, ``gravity_coriolis``) add an optional PD term
@@ -35,6 +38,7 @@ at a lower rate, e.g. for the controller state topic).
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Optional
 
 import numpy as np
@@ -43,8 +47,11 @@ from . import _kernels as K
 from .plant import Plant
 from .plants import make_plant
 from .plants.tree import BASE_VELOCITY_SOURCES
+from .task import TASK_MODES, TaskSpace
+from .task.settings import DEFAULTS as TASK_DEFAULTS, task_settings
 
-MODES = ("computed_torque", "gravity", "coriolis", "gravity_coriolis", "off")
+JOINT_MODES = ("computed_torque", "gravity", "coriolis", "gravity_coriolis", "off")
+MODES = JOINT_MODES + TASK_MODES
 BASES = ("fixed", "moving", "free_floating")
 
 # per mode: (uses measured velocity, uses gravity)
@@ -54,6 +61,8 @@ _MODE_TERMS = {
     "coriolis": (True, False),
     "gravity_coriolis": (True, True),
     "off": (False, False),
+    "cartesian_impedance": (True, True),
+    "operational_space": (True, True),
 }
 
 SPLIT_PARTS = ("inertial", "coriolis", "gravity", "feedback", "friction", "base")
@@ -126,6 +135,7 @@ class ControlLaw:
         self.mode = "computed_torque"
         self.friction = False
         self.gravity = np.array(plant.model_gravity, dtype=float)
+        self.task = None             # the TaskSpace of the task-space modes (enable_task)
         self.tau = np.zeros(n)
         self._zero = np.zeros(n)
         self._qdd = np.zeros(n)
@@ -152,9 +162,37 @@ class ControlLaw:
         self.plant.base_velocity_source = source
 
     def set_mode(self, mode: str) -> None:
+        """One of MODES; a task-space mode on a law without a task space enables it (:meth:`enable_task`,
+        the default frame and settings)."""
         if mode not in MODES:
             raise ValueError("unknown mode %r (one of %s)" % (mode, ", ".join(MODES)))
+        if mode in TASK_MODES and self.task is None:
+            self.enable_task()
+        if mode in TASK_MODES:
+            self.task.configure(mode, self._task_settings or self._task_defaults(mode))
         self.mode = mode
+
+    def _task_defaults(self, mode):
+        """The task values' defaults (rne_control.control.task.settings) as a settings snapshot."""
+        s = SimpleNamespace(mode=mode, base="fixed", friction_compensation=self.friction)
+        task_settings(s, TASK_DEFAULTS, self.plant)
+        return s
+
+    _task_settings = None
+
+    def enable_task(self, frame: Optional[str] = None, settings=None) -> TaskSpace:
+        """The task space of the end-effector ``frame`` (default: the child link of the last controlled joint)
+        with the task values of the Settings ``settings`` (default: their defaults): ``self.task``. Raises
+        TaskError (a ValueError) naming the frame, or saying why the plant has none."""
+        self.task = TaskSpace(self.plant, frame)
+        self._task_settings = settings
+        return self.task
+
+    def configure_task(self, settings) -> None:
+        """The task values of the Settings ``settings`` for the task-space modes (installed at once in one)."""
+        self._task_settings = settings
+        if self.mode in TASK_MODES:
+            self.task.configure(self.mode, settings)
 
     def set_base(self, base: str, base_state: Optional[BaseState] = None) -> None:
         """One of the plant's ``bases``; a moving or free-floating base reads ``base_state``."""
@@ -178,19 +216,22 @@ class ControlLaw:
 
     # ------------------------------------------------------------- compute
     def compute(self, q, qd, q_d, qd_d, qdd_d, feedback_scale: float = 1.0,
-                base_state: Optional[BaseState] = None):
+                base_state: Optional[BaseState] = None, t: float = 0.0):
         """Torque of the current law into ``self.tau`` (returned).
 
         ``q``, ``qd``: the measured state in the plant's ``state_names`` order (NaN: an optional joint not
         measured); it is set on the plant first, which raises :class:`~rne_control.control.plant.StateError`
         if it cannot accept it. ``q_d``, ``qd_d``, ``qdd_d``: the desired controlled coordinates.
-        ``base_state``: replaces the plant's measured base state, if given."""
+        ``base_state``: replaces the plant's measured base state, if given. ``t`` (s): the time at which a
+        task-space mode samples its shaped target (the desired joint state is then unused)."""
         plant = self.plant
         if base_state is not None and plant.base != "fixed":
             plant.base_state = base_state
         mode = self.mode
         tau = self.tau
         s = float(feedback_scale)
+        if mode in TASK_MODES:
+            return self.task.compute(q, qd, t, s, tau)
         if mode == "computed_torque":
             return plant.computed_torque(q, qd, q_d, qd_d, qdd_d, self.kp, self.kd, s, self.friction, self._qdd, tau)
         plant.set_state(q, qd)
@@ -210,7 +251,8 @@ class ControlLaw:
         return tau
 
     def split(self, q, qd, q_d, qd_d, qdd_d, feedback_scale: float = 1.0,
-              base_state: Optional[BaseState] = None, out: Optional[dict] = None, total=None) -> dict:
+              base_state: Optional[BaseState] = None, out: Optional[dict] = None, total=None,
+              t: float = 0.0) -> dict:
         """Decompose the law's torque into ``SPLIT_PARTS`` (dict of (N,) arrays).
 
         The parts sum to :meth:`compute`'s torque. ``base`` holds what a moving or free-floating base adds
@@ -225,7 +267,7 @@ class ControlLaw:
             v.fill(0.0)
         mode = self.mode
         if total is None:
-            total = self.compute(q, qd, q_d, qd_d, qdd_d, feedback_scale, base_state).copy()
+            total = self.compute(q, qd, q_d, qd_d, qdd_d, feedback_scale, base_state, t).copy()
         if mode == "off":
             return out
         plant = self.plant
@@ -238,7 +280,9 @@ class ControlLaw:
             plant.coriolis_torques(out["coriolis"])
             if self.friction:
                 plant.friction_torques(out["friction"])
-        if mode == "computed_torque":  # M(q) (rotor inertia included) times each acceleration term
+        if mode in TASK_MODES:        # the task-space and null-space terms: what is left
+            out["feedback"][:] = total - out["gravity"] - out["coriolis"] - out["friction"]
+        elif mode == "computed_torque":  # M(q) (rotor inertia included) times each acceleration term
             M = plant.mass_matrix()
             out["inertial"][:] = M @ qdd_d
             out["feedback"][:] = M @ (s * (self.kd * (qd_d - qd) + self.kp * (q_d - q)))

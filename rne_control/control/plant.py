@@ -289,18 +289,18 @@ class Plant:
         ignored}: only where no controlled joint drives its loop (elsewhere such a state is rejected)."""
         return {}
 
-    # ------------------------------------------------------------ the momentum observer (control.external)
-    # why the plant offers no momentum observer ("" where it does): its dynamics are not one tree's on a fixed
-    # base (loop constraint forces, elastic deflections and a moving base would read as external torques)
-    observer_unavailable: str = "the momentum observer needs a tree on a fixed base"
+    # ------------------------------------------------------------ the rigid tree (control.external, control.task)
+    # why the plant offers no rigid tree on a fixed base ("" where it does). The momentum observer and the
+    # task-space laws need one: loop constraint forces, elastic deflections and a moving base are not in it
+    rigid_tree_unavailable: str = "its dynamics are not one tree's on a fixed base"
 
-    def observer_model(self):
-        """(model, q, qd, index) for the momentum observer, where ``observer_unavailable`` is empty: a tree
-        model on a fixed base whose rows of M, C and g at the controlled joints are the plant's, views of its
+    def rigid_tree(self):
+        """(model, q, qd, index), where ``rigid_tree_unavailable`` is empty: a tree model on a fixed base whose
+        rows of M, C and g at the controlled joints are the plant's (its other joints held), views of its
         positions and velocities (its ``joint_names`` order) at the state last set, and the indices of the
         controlled joints in that order."""
-        raise ValueError("no momentum observer for the %s model %r: %s" % (self.kind, self.name,
-                                                                           self.observer_unavailable))
+        raise ValueError("the %s model %r has no rigid tree on a fixed base: %s" % (self.kind, self.name,
+                                                                                     self.rigid_tree_unavailable))
 
     def extra_state(self) -> dict:
         """Named arrays beyond the controlled coordinates for ``~/controller_state`` (e.g. elastic

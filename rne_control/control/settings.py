@@ -1,6 +1,8 @@
 """The run-time settings of a control cycle: one validated snapshot of the values a user may change
 while the controller runs (mode, base, gains, gravity, payload, friction compensation, effort limits,
-state timeout, on_stale, ramp time, the momentum observer's and the collision reaction's settings). A ``ValueError`` names the value and why; the running settings stay.
+state timeout, on_stale, ramp time, the momentum observer's and the collision reaction's settings, the
+task-space laws' (:mod:`rne_control.control.task.settings`)). A ``ValueError`` names the value and why; the
+running settings stay.
 ``rne_controller`` declares them as ROS parameters (:mod:`rne_control.ros.controller.settings`).
 """
 from __future__ import annotations
@@ -14,6 +16,8 @@ from .collision import REACTIONS, CollisionError, per_joint
 from .laws import BASE_VELOCITY_SOURCES, BASES, MODES, default_gains
 from .limits import check_limits
 from .observer import WRENCH_DAMPING, ObserverError, check_gain
+from .task import settings as task
+from .task.law import default_frame
 from .watchdog import ON_STALE
 
 TORQUE_SOURCES = ("commanded", "measured")
@@ -28,9 +32,9 @@ DEFAULTS = {"mode": "computed_torque", "base": "fixed", "base_velocity_source": 
             "observer.enabled": True, "observer.gain": [50.0], "observer.torque_source": "commanded",
             "observer.wrench_frame": "", "observer.wrench_damping": WRENCH_DAMPING,
             "collision.thresholds": None, "collision.reaction": "none", "collision.damping": None,
-            "collision.reflex_gain": [1.0]}
+            "collision.reflex_gain": [1.0], **task.DEFAULTS}
 _RAMPED = ("mode", "base", "base_velocity_source", "kp", "kd", "hold_kp", "hold_kd", "gravity", "payload",
-           "friction_compensation")
+           "friction_compensation") + task.RAMPED
 
 
 def _finite_array(name, v, size):
@@ -109,12 +113,13 @@ class Settings:
         if not (self.ramp_time >= 0.0) or math.isinf(self.ramp_time):
             raise ValueError("ramp_time must be a finite number of seconds >= 0")
         self._observer_settings(values, plant, period)
+        task.task_settings(self, values, plant)
 
     def _observer_settings(self, values, plant, period) -> None:
         """observer.* and collision.* (see rne_control.control.external)."""
         nc = plant.n
         self.observer_enabled = bool(values["observer.enabled"])
-        self.observer_available = not plant.observer_unavailable
+        self.observer_available = not plant.rigid_tree_unavailable
         try:
             self.observer_gain = check_gain(values["observer.gain"], nc)
         except ObserverError as e:
@@ -131,9 +136,9 @@ class Settings:
             raise ValueError("observer.wrench_damping must be finite and >= 0 (got %r)" % self.wrench_damping)
         frame = values["observer.wrench_frame"]
         if self.observer_available:
-            model = plant.observer_model()[0]
+            model = plant.rigid_tree()[0]
             if not frame:
-                frame = default_wrench_frame(model, plant.joint_names[-1])
+                frame = default_frame(model, plant.joint_names[-1])
             elif frame not in model.link_frames:
                 raise ValueError("observer.wrench_frame %r is not a frame the controlled joints move (frames: %s)"
                                  % (frame, ", ".join(sorted(model.link_frames))))
@@ -157,7 +162,7 @@ class Settings:
         if self.collision_reaction != "none" and not (self.observer_enabled and self.observer_available):
             raise ValueError("collision.reaction %r needs the momentum observer, which is %s"
                              % (self.collision_reaction, "disabled (observer.enabled)" if self.observer_available
-                                else "not available: " + plant.observer_unavailable))
+                                else "not available: " + plant.rigid_tree_unavailable))
 
     @classmethod
     def of(cls, plant, period: Optional[float] = None, **values) -> "Settings":
@@ -179,14 +184,3 @@ class Settings:
             elif a != b:
                 return True
         return False
-
-
-def default_wrench_frame(model, joint: str) -> str:
-    """The child link of ``joint`` in ``model``: of the links on its body, the one whose frame is the body's
-    own (URDF), else the first (DH: the link's DH frame)."""
-    from ..model.layout import QIDX
-    k = model.joint_names.index(joint)
-    body = int(np.flatnonzero(np.asarray(model.tree)[:, QIDX] == k)[0])
-    on_body = [name for name, (b, _) in model.link_frames.items() if b == body]
-    own = [name for name in on_body if np.allclose(model.link_frames[name][1], np.eye(4))]
-    return (own or on_body)[0]

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..kernel_cache import dispatchers
 from . import _kernels as K
-from .laws import BASE_VELOCITY_SOURCES, MODES, BaseState, ControlLaw
+from .laws import BASE_VELOCITY_SOURCES, JOINT_MODES, BaseState, ControlLaw
 from .limits import EffortLimiter
 from .ramp import OffsetRamp
 from .trajectory import TrajectoryGenerator
@@ -26,7 +26,7 @@ def warm_up_law(law: ControlLaw, base_state: Optional[BaseState] = None, parts: 
                 hold_out: Optional[np.ndarray] = None, warn: Optional[Callable[[str], None]] = None,
                 stop=None) -> None:
     """Call :meth:`ControlLaw.compute`, :meth:`~ControlLaw.split`, the plant's ``extra_state`` and
-    :meth:`~ControlLaw.hold_torque` for every base of the plant, base-velocity source, mode and friction
+    :meth:`~ControlLaw.hold_torque` for every base of the plant, base-velocity source, joint mode and friction
     setting, at the plant's reference state. ``warn`` receives a message for a base that fails (its error shows again when the base is
     selected). ``stop`` (e.g. a threading.Event): checked between the calls, which may each compile for
     seconds; KeyboardInterrupt once it is set."""
@@ -43,7 +43,7 @@ def warm_up_law(law: ControlLaw, base_state: Optional[BaseState] = None, parts: 
                 law.set_base(base, bs)
                 for src in sources:
                     law.base_velocity_source = src
-                    for mode in MODES:
+                    for mode in JOINT_MODES:     # the task-space modes: TaskSpace.warm_up
                         law.set_mode(mode)
                         for friction in (False, True):
                             if stop is not None and stop.is_set():

@@ -172,8 +172,7 @@ class TreePlant(Plant):
         for f, _, _, _ in self._mimic:                  # solved, not assumed: a mimic joint follows its leader
             self.initial_state[list(self.state_names).index(names[f])] = np.nan
         self._welded = None
-        self.observer_unavailable = ("the model has a floating base: the momentum observer needs a fixed one"
-                                     if model.floating_base else "")
+        self.rigid_tree_unavailable = "the model has a floating base" if model.floating_base else ""
         ts.prepare()
         self._fused = ready(tree_computed_torque if self._folded is None else folded_tree_computed_torque)
 
@@ -283,12 +282,17 @@ class TreePlant(Plant):
         kernels.add_friction(self.qd, self._Fs, self._Fv, out)
         return out
 
-    def observer_model(self):
+    def rigid_tree(self):
         """The restricted dynamics model (the controlled joints, those between them and the base, their
         subtrees: every joint a controlled row of M, C or g depends on) and its state."""
-        if self.observer_unavailable:
-            return Plant.observer_model(self)
+        if self.rigid_tree_unavailable:
+            return Plant.rigid_tree(self)
         return self._dm, self._state.q, self._state.qd, self._ctrl_dyn
+
+    def fused_state(self):
+        """(plan, work) of the compiled state completion (tree_state.complete, what set_state runs), for a
+        kernel that completes the measured state itself; the rigid tree's q, qd are views into ``work``."""
+        return self._plan, self._work
 
     def mass_matrix(self):
         """M restricted to the controlled joints (the uncontrolled ones held)."""

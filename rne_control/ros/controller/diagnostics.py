@@ -1,7 +1,8 @@
 """``/diagnostics`` of ``rne_controller``: one DiagnosticStatus per second with the loop's timing (rates,
 jitter, compute, publish and state-to-command latency percentiles over the last period), the state's
 freshness, saturation, rejected messages, kernels compiled after the warm-up, and the momentum observer
-(its status, the largest |r| per joint over the period) and collisions."""
+(its status, the largest |r| per joint over the period) and collisions, and in a task-space mode sigma_min(J)
+and the clip and singularity flags of the last cycle."""
 from __future__ import annotations
 
 import math
@@ -29,6 +30,7 @@ def message(node) -> DiagnosticArray:
     rejected = dict(joint_states=cycle.rejected_states, **node._rejected)
     rej = sum(rejected.values())
     late_jit = node.jit_monitor.new_signatures()
+    refused_now = node.publishing.new_refusals()
     for name in set(late_jit) | set(node.jit_monitor.compiles):
         if name not in node._jit_reported:
             node._jit_reported.add(name)
@@ -53,10 +55,12 @@ def message(node) -> DiagnosticArray:
             "joint state %s: %s" % (st, ", ".join(missing))
     elif mon.detected:
         level, text = DiagnosticStatus.WARN, "collision detected at %s (collision.reaction none)" % hit
-    elif late_now or sat or late_jit:
+    elif late_now or sat or late_jit or refused_now:
         level, text = DiagnosticStatus.WARN, ("%d late cycles" % late_now if late_now else
                                               "saturated: " + ", ".join(sat) if sat else
-                                              "compiled on the cycle path: " + ", ".join(sorted(late_jit)))
+                                              "compiled on the cycle path: " + ", ".join(sorted(late_jit))
+                                              if late_jit else "the middleware refused %d samples (%s)" % (
+                                                  refused_now, ", ".join(sorted(node.publishing.refused))))
     else:
         level, text = DiagnosticStatus.OK, "running"
 
@@ -73,7 +77,7 @@ def message(node) -> DiagnosticArray:
         kv("stale_joints", ",".join(missing)), kv("ignored_joint_states", cycle.ignored_states),
         kv("stale_events", wd.stale_events),
         kv("saturated_joints", ",".join(sat)), kv("saturated_cycles", cycle.limiter.saturated_cycles),
-        kv("rejected_messages", rej),
+        kv("rejected_messages", rej), kv("refused_samples", node.publishing.refused_total),
         kv("ignored_passive_positions", sum(ignored.values())),
     ] + [kv("rejected_" + k, v) for k, v in rejected.items()] + [
         kv("trajectory_running", cycle.traj.running),
@@ -87,9 +91,26 @@ def message(node) -> DiagnosticArray:
         kv("collision_joints", hit if mon.latched or mon.detected else ""),
         kv("observer_restarts", ext.restarts),
         kv("collision_events", mon.events), kv("collision_reaction", mon.reaction),
-    ]
+    ] + _task(cycle, kv)
+    if cycle.task_running and cycle.task.singular and level == DiagnosticStatus.OK:
+        level, text = DiagnosticStatus.WARN, "near a singularity: sigma_min(J) %.4f < singular_damping" % (
+            cycle.task.sigma_min)
     arr = DiagnosticArray()
     arr.header.stamp = node.get_clock().now().to_msg()
     arr.status = [DiagnosticStatus(level=level, name="%s: control loop" % node.get_fully_qualified_name(),
                                    message=text, hardware_id=str(node.model.name), values=values)]
     return arr
+
+
+def _task(cycle, kv) -> list:
+    """The task-space keys: the frame, and in a task-space mode the last cycle's sigma_min(J) and flags."""
+    task = cycle.task
+    if task is None:
+        return [kv("end_effector_frame", "")]
+    running = cycle.task_running
+    clipped = task.clipped
+    return [kv("end_effector_frame", task.frame),
+            kv("task_sigma_min", "%.5f" % task.sigma_min if running else ""),
+            kv("task_singular", task.singular if running else ""),
+            kv("task_position_clipped", clipped[0] if running else ""),
+            kv("task_rotation_clipped", clipped[1] if running else "")]

@@ -37,11 +37,11 @@ class ExternalTopics:
         self._effort = self._torque.views["effort"]
         # in lockstep a reader can fall seconds of sim time behind: keep what it has not read yet
         depth = LOCKSTEP_DEPTH if node._sim_time else 10
-        self._torque_pub = node.create_publisher(JointState, "~/external_torque", depth)
-        self._wrench_pub = node.create_publisher(WrenchStamped, "~/external_wrench", depth)
+        self._torque_pub = node.publishing.create(JointState, "~/external_torque", depth)
+        self._wrench_pub = node.publishing.create(WrenchStamped, "~/external_wrench", depth)
         latched = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self._collision_pub = node.create_publisher(Bool, "~/collision", latched)
+        self._collision_pub = node.publishing.create(Bool, "~/collision", latched)
         self._collision = None
         self.publish_collision()
         node.create_service(Trigger, "~/reset_collision", self._on_reset)

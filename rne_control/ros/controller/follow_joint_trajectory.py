@@ -15,6 +15,10 @@ joint_trajectory_controller (JTC, Kilted), so that MoveIt can drive ``rne_contro
   new incoming action.". A trajectory accepted on ``~/joint_trajectory`` aborts it the same way
   (JTC keeps the goal running: a deliberate deviation, so that a goal never reports on a motion it no
   longer commands).
+* **Task-space modes.** While ``mode`` is ``cartesian_impedance`` or ``operational_space`` a goal is
+  accepted and at once aborted with INVALID_GOAL and the reason (the joints follow the task; a
+  ``~/joint_trajectory`` sets the null-space posture instead); switching into such a mode aborts the
+  running goal the same way.
 * **Cancel** ends the goal CANCELED and holds the measured position.
 * **Tolerances** are checked every control cycle (:class:`~rne_control.control.tolerances.GoalTracker`):
   a path violation aborts with PATH_TOLERANCE_VIOLATED and holds the measured position; a goal not within
@@ -121,7 +125,8 @@ class _Goal:
 
 class FollowJointTrajectoryServer:
     """See the module docstring. ``node`` must provide ``joints``, ``params``, ``cycle`` (its
-    :class:`~rne_control.control.cycle.ControlCycle`) and ``_now()`` (the ControllerNode). The controlled
+    :class:`~rne_control.control.cycle.ControlCycle`), ``publishing`` (its
+    :class:`~rne_control.ros.publishers.Publishers`) and ``_now()`` (the ControllerNode). The controlled
     joints lead the cycle's merged state."""
 
     def __init__(self, node):
@@ -149,6 +154,7 @@ class FollowJointTrajectoryServer:
         self._monitor.cancel()
         self._feedback = FollowJointTrajectory.Feedback()
         self._feedback.joint_names = list(self.joints)
+        self._feedback_topic = self._server_name() + "/_action/feedback"
         node.get_logger().info("serving the action %s (control_msgs/action/FollowJointTrajectory), feedback at "
                                "%.1f Hz" % (self._server_name(), rate))
 
@@ -203,6 +209,10 @@ class FollowJointTrajectoryServer:
     def _on_goal(self, goal):
         from rclpy.action import GoalResponse
 
+        if self.node.cycle.task_mode:   # accepted, to be answered at once with INVALID_GOAL and the reason
+            self._rejected[ACTION] += 1
+            self._validated = (goal, None, None, None)
+            return GoalResponse.ACCEPT
         try:
             prep, start, tol = self._validate(goal)
         except TrajectoryError as e:
@@ -216,6 +226,11 @@ class FollowJointTrajectoryServer:
     def _on_accepted(self, handle) -> None:
         node = self.node
         v, self._validated = self._validated, None
+        if v is not None and v[0] is handle.request and v[1] is None:
+            self._start_finished(handle, INVALID_GOAL, "the controller is in the task-space mode %s: joint "
+                                 "trajectories set its null-space posture on ~/joint_trajectory; switch mode to a "
+                                 "joint mode for goals" % node.cycle.settings.mode)
+            return
         if v is not None and v[0] is handle.request:
             _, prep, start, tol = v
         else:  # not seen by the goal callback just before (cannot happen with rclpy's server): check again
@@ -317,6 +332,10 @@ class FollowJointTrajectoryServer:
         if g is None:
             return
         node = self.node
+        if node.cycle.task_mode:
+            self._finish(g, INVALID_GOAL, "Aborted: the mode changed to the task-space mode %s"
+                         % (node.cycle.settings.mode), ABORT)
+            return
         if node.cycle.traj.generation != g.generation:  # replaced behind our back: a stale-state recovery
             self._finish(g, PATH_TOLERANCE_VIOLATED, "Aborted: the controller dropped the trajectory after the "
                          "joint states went stale, and holds the measured position", ABORT)
@@ -365,4 +384,4 @@ class FollowJointTrajectoryServer:
         e.positions, e.velocities = (q_d - self._q).tolist(), (qd_d - self._qd).tolist()
         d.time_from_start = a.time_from_start = e.time_from_start = since
         fb.index = tr.index(t)
-        g.handle.publish_feedback(fb)
+        node.publishing.send(self._feedback_topic, g.handle.publish_feedback, fb)

@@ -9,7 +9,8 @@ always on ``/clock`` under ``use_sim_time``: lockstep) or a state that updates a
 (``trigger: state``); :meth:`ControlCycle.update` returns the clamped command (or none), which is then
 published, and after it, every ``1/state_publish_rate`` and only while someone subscribes,
 ``~/controller_state``. The action server (:mod:`.follow_joint_trajectory`) and the platform topics
-(:mod:`.platform_topics`) feed the same cycle's trajectory. Users' reference: the README's "The ROS 2 node".
+(:mod:`.platform_topics`) feed the same cycle's trajectory, the task-space topics (:mod:`.task_topics`) its
+task-space target. Users' reference: the README's "The ROS 2 node".
 
 Timing
 ------
@@ -51,11 +52,13 @@ from ..conversions import (accel_fields, controller_state_message, fill_controll
 from .. import model_params
 from ..params import T, TypedParameters
 from ..paths import resolve_model_file
+from ..publishers import Publishers
 from ..realtime import apply_realtime_options
 from ..runner import STOP, check_executor, run
 from ..wire import JointStateReader, SerializedMessage
 from . import diagnostics, follow_joint_trajectory, platform_topics
 from .external_topics import ExternalTopics
+from .task_topics import TaskTopics
 from .loop_stats import LoopStats
 from .settings import RUNTIME_NAMES, RUNTIME_SPECS, STATIC_SPECS, ConfigError, LoopSettings
 
@@ -71,6 +74,7 @@ WATCH_FRACTION = 0.25
 class ControllerNode(Node):
     def __init__(self, node_name: str = NODE_NAME, **kwargs):
         super().__init__(node_name, **kwargs)
+        self.publishing = Publishers(self)
         self._ready = False
         self.model = None
         self._fjt = None
@@ -165,7 +169,8 @@ class ControllerNode(Node):
         try:
             self.cycle = cycle = ControlCycle(plant, settings, loop.trigger_joints, loop.velocity_filter_cutoff,
                                               out=cmd, log=log,
-                                              driver_adds_gravity=self.params.get("driver_adds_gravity"))
+                                              driver_adds_gravity=self.params.get("driver_adds_gravity"),
+                                              end_effector_frame=self.params.get("end_effector_frame"))
         except ValueError as e:
             raise ConfigError(str(e)) from None
         if not np.all(np.isfinite(settings.effort_limits)):
@@ -184,10 +189,10 @@ class ControllerNode(Node):
         log.info("kernels ready in %.2f s" % (time.perf_counter() - t0))
 
         # --- publishers (messages preallocated; numpy views share their buffers)
-        self._cmd_pub = self.create_publisher(type(cmd_msg), self.params.get("command_topic"), 10)
+        self._cmd_pub = self.publishing.create(type(cmd_msg), self.params.get("command_topic"), 10)
         self._state_msg, self._state2d, self._state_extra = controller_state_message(nc, plant.extra_state())
-        self._state_pub = self.create_publisher(Float64MultiArray, "~/controller_state", 10)
-        self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self._state_pub = self.publishing.create(Float64MultiArray, "~/controller_state", 10)
+        self._diag_pub = self.publishing.create(DiagnosticArray, "/diagnostics", 10)
         self.stats = LoopStats(self.period)
         self._cycles = 0
         self._warned_ignored = False  # the one warning on ignored passive positions (diagnostics)
@@ -216,6 +221,7 @@ class ControllerNode(Node):
         self._fjt = follow_joint_trajectory.create_server(self)   # None without control_msgs
         self._platform = platform_topics.create(self)              # None without a task space
         self._external = ExternalTopics(self)
+        self._task = TaskTopics(self)
         apply_realtime_options(self.params, self.get_logger())
         self._ready = True
         log.info("model %r: controlling %s at %.1f Hz, mode %s, base %s, publishing %s on %s"
@@ -336,6 +342,7 @@ class ControllerNode(Node):
                 self._platform.publish_state(now_ns)
             self._external.publish_state()
             self._external.publish_collision()
+            self._task.publish_state(cycle.state_stamp_ns or now_ns)
 
     def _publish_state(self) -> None:
         """``~/controller_state`` of the command just published (layout: :mod:`rne_control.ros.conversions`)."""

@@ -78,7 +78,7 @@ class PlatformTopics:
         self.node = node
         node._rejected.setdefault("platform_trajectory", 0)
         node.create_subscription(MultiDOFJointTrajectory, "~/platform_trajectory", self._on_trajectory, 10)
-        self._pub = node.create_publisher(Odometry, "~/platform_state", 10)
+        self._pub = node.publishing.create(Odometry, "~/platform_state", 10)
         self._msg = Odometry()
         self._msg.header.frame_id = "base"
         self._msg.child_frame_id = JOINT

@@ -46,6 +46,8 @@ executor                  string      events                        events (rclp
                                                                     single_threaded
 driver_adds_gravity       bool        false                         the driver adds g(q) to every command
                                                                     (Franka): g(q) is taken off the command
+end_effector_frame        string      "" (last joint's child link)  frame of the task-space modes: a link or
+                                                                    URDF frame the controlled joints move
 ========================  ==========  ============================  ===========================================
 
 Control (changeable at run time; validated, a bad value is refused with a
@@ -83,6 +85,22 @@ collision.thresholds      double[]    unset: 20 % of effort_limits  N m or N, on
 collision.reaction        string      none                          none | gravity | damp | reflex
 collision.damping         double[]    unset: 0.1 s x effort_limits  damp: D, N m s/rad or N s/m per joint
 collision.reflex_gain     double[]    [1.0]                         reflex: K_R per joint, >= 0
+cartesian_stiffness       double[6]   [200, 200, 200, 20, 20, 20]   impedance K, N/m and N m/rad, base axes
+cartesian_damping_ratio   double[]    [1.0]                         zeta, one or 6 values, > 0
+damping_design            string      double_diagonalization        double_diagonalization | unit_mass
+cartesian_kp              double[]    [100.0]                       operational space K_P, 1/s^2 (one or 6)
+cartesian_kd              double[]    [20.0]                        operational space K_D, 1/s (one or 6)
+nullspace_stiffness       double[]    [10.0]                        K_n: N m/rad (impedance), 1/s^2 (operational
+                                                                    space); one or per joint
+nullspace_damping_ratio   double[]    [1.0]                         zeta_n, one or per joint
+nullspace_projector       string      dynamic                       dynamic (Nbar = I - Jbar J) | kinematic
+nullspace_posture         double[]    unset: measured at activation q_n, rad or m per joint
+error_clip                double[2]   [0.1, 0.5]                    m, rad: pose error norms clipped to these
+max_cartesian_velocity    double[2]   [0.25, 1.0]                   m/s, rad/s of the shaped target path
+                                                                    ([0, 0]: no shaping, targets step)
+singular_damping          double      0.05                          sigma_min(J) below which the damped
+                                                                    pseudo-inverse and Lambda act
+max_effort_rate           double      1000.0                        N m/s per joint in the task modes (0: none)
 ========================  ==========  ============================  ===========================================
 """
 from __future__ import annotations
@@ -91,6 +109,7 @@ import math
 
 from ...control.laws import BASE_VELOCITY_SOURCES, BASES, MODES
 from ...control.collision import REACTIONS
+from ...control.task import DAMPING_DESIGNS, PROJECTORS
 from ...control.settings import DEFAULTS, TORQUE_SOURCES
 from ...control.watchdog import ON_STALE
 from ..conversions import COMMAND_TYPES
@@ -135,6 +154,8 @@ STATIC_SPECS = [
          choices=list(EXECUTORS)),
     Spec("driver_adds_gravity", T.BOOL, False, "the driver adds g(q) to every command: publish the command "
          "less g(q)", read_only=True),
+    Spec("end_effector_frame", T.STRING, "", "frame of the task-space modes ('': the child link of the last "
+         "joint)", read_only=True),
 ]
 
 RUNTIME_SPECS = [
@@ -175,6 +196,29 @@ RUNTIME_SPECS = [
          "damp reaction's D per joint (unset: 0.1 s x the effort limits)"),
     Spec("collision.reflex_gain", T.DOUBLE_ARRAY, DEFAULTS["collision.reflex_gain"],
          "reflex reaction's K_R per joint"),
+    Spec("cartesian_stiffness", T.DOUBLE_ARRAY, DEFAULTS["cartesian_stiffness"],
+         "Cartesian impedance K [6], N/m and N m/rad, base axes"),
+    Spec("cartesian_damping_ratio", T.DOUBLE_ARRAY, DEFAULTS["cartesian_damping_ratio"],
+         "Cartesian impedance damping ratio (one or 6)"),
+    Spec("damping_design", T.STRING, DEFAULTS["damping_design"], "Cartesian impedance damping design",
+         choices=list(DAMPING_DESIGNS)),
+    Spec("cartesian_kp", T.DOUBLE_ARRAY, DEFAULTS["cartesian_kp"], "operational-space K_P, 1/s^2 (one or 6)"),
+    Spec("cartesian_kd", T.DOUBLE_ARRAY, DEFAULTS["cartesian_kd"], "operational-space K_D, 1/s (one or 6)"),
+    Spec("nullspace_stiffness", T.DOUBLE_ARRAY, DEFAULTS["nullspace_stiffness"],
+         "null-space K_n: N m/rad (impedance) or 1/s^2 (operational space); one or per joint"),
+    Spec("nullspace_damping_ratio", T.DOUBLE_ARRAY, DEFAULTS["nullspace_damping_ratio"],
+         "null-space damping ratio, one or per joint"),
+    Spec("nullspace_projector", T.STRING, DEFAULTS["nullspace_projector"], "null-space projector",
+         choices=list(PROJECTORS)),
+    Spec("nullspace_posture", T.DOUBLE_ARRAY, DEFAULTS["nullspace_posture"],
+         "null-space posture per joint (unset: the configuration at activation)"),
+    Spec("error_clip", T.DOUBLE_ARRAY, DEFAULTS["error_clip"], "pose error clip [m, rad]"),
+    Spec("max_cartesian_velocity", T.DOUBLE_ARRAY, DEFAULTS["max_cartesian_velocity"],
+         "shaped target's speed limits [m/s, rad/s] ([0, 0]: targets step)"),
+    Spec("singular_damping", T.DOUBLE, DEFAULTS["singular_damping"],
+         "sigma_min(J) below which damping acts", constraints=">= 0"),
+    Spec("max_effort_rate", T.DOUBLE, DEFAULTS["max_effort_rate"], "task modes: N m/s per joint (0: none)",
+         constraints=">= 0"),
 ]
 
 RUNTIME_NAMES = tuple(s.name for s in RUNTIME_SPECS)

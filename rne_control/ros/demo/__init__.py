@@ -2,7 +2,8 @@
 two control laws (:mod:`.robots`, :mod:`.motions`, :mod:`.session`, :mod:`.node`, :mod:`.report`); with
 ``--identify``, before and after identifying the robot (:mod:`.identify`); with ``--collision``, the 7-DOF arm
 pressing into a contact plane without and with a collision reaction (:mod:`.collision`,
-:mod:`.collision_report`).
+:mod:`.collision_report`); with ``--cartesian``, the 7-DOF arm in Cartesian impedance under a wrench, through
+a 0.3 m / 90 degree target step and pressing with 10 N (:mod:`.cartesian`, :mod:`.cartesian_report`).
 
 The names that the module ``rne_control.ros.demo`` had before it became this package (``main``,
 ``config_plant``, ``out_and_back``, ...) still resolve, with a DeprecationWarning naming their new module.

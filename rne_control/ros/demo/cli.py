@@ -22,7 +22,11 @@ through a demo trajectory twice and compares the two control laws:
   controller's model, before and after ``rne_identify`` (rne_control.ros.demo.identify);
 * ``--collision`` (arm7): the arm tracks a trajectory into a contact plane without and with a collision
   reaction (``damp``), in lockstep; the detection delays, contact forces and the observer's residual
-  against the true external torque (rne_control.ros.demo.collision; plot ``rne_demo_collision.png``).
+  against the true external torque (rne_control.ros.demo.collision; plot ``rne_demo_collision.png``);
+* ``--cartesian`` (arm7): rne_controller's ``cartesian_impedance`` mode, in lockstep: the stiffness measured
+  from the deflection under a constant wrench, a step of the target by 0.3 m and 90 deg along the shaped
+  path (settling time, peak tool speed against ``max_cartesian_velocity``, sigma_min), pressing with 10 N
+  into a contact plane (rne_control.ros.demo.cartesian; plot ``rne_demo_cartesian.png``).
 
 It prints progress, a table of RMS and max tracking error per joint, the controller's loop
 statistics (from /diagnostics), and writes a PNG plot of desired vs actual (``rne_demo.png`` in the
@@ -51,21 +55,27 @@ TIME_BUDGET = 55.0
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="rne_demo", description=__doc__.split("\n\n")[0])
     ap.add_argument("--robot", choices=sorted(ROBOTS), default=None,
-                    help="default: puma560 (arm7 with --collision)")
+                    help="default: puma560 (arm7 with --collision or --cartesian)")
     ap.add_argument("--output", default=None,
-                    help="plot file (default: rne_demo.png; rne_demo_collision.png with --collision)")
+                    help="plot file (default: rne_demo.png; rne_demo_collision.png with --collision, "
+                         "rne_demo_cartesian.png with --cartesian)")
     ap.add_argument("--no-spawn", action="store_true", help="drive running rne_sim/rne_controller nodes")
     ap.add_argument("--identify", action="store_true",
                     help="computed torque on a mismatched robot before and after rne_identify (puma560)")
     ap.add_argument("--lockstep", action="store_true", help="with --identify: rne_sim in lockstep (sim time)")
     ap.add_argument("--collision", action="store_true",
                     help="arm7 pressing into a contact plane without and with a collision reaction (lockstep)")
+    ap.add_argument("--cartesian", action="store_true",
+                    help="arm7 in cartesian_impedance: stiffness, a shaped 0.3 m / 90 deg step, pressing with "
+                         "10 N (lockstep)")
     # ROS arguments (when started by launch) are ignored
     args, _unknown = ap.parse_known_args(argv if argv is not None else sys.argv[1:])
-    if args.identify and args.collision:
-        raise SystemExit("rne_demo: --identify and --collision are two different demos: pick one")
-    args.robot = args.robot or ("arm7" if args.collision else "puma560")
-    args.output = args.output or ("rne_demo_collision.png" if args.collision else "rne_demo.png")
+    chosen = [f"--{k}" for k in ("identify", "collision", "cartesian") if getattr(args, k)]
+    if len(chosen) > 1:
+        raise SystemExit(f"rne_demo: {' and '.join(chosen)} are different demos: pick one")
+    args.robot = args.robot or ("arm7" if args.collision or args.cartesian else "puma560")
+    args.output = args.output or ("rne_demo_collision.png" if args.collision else
+                                  "rne_demo_cartesian.png" if args.cartesian else "rne_demo.png")
     t_begin = time.monotonic()
     spec = ROBOTS[args.robot]
     cfg_path = resolve_model_file(spec["config"])
@@ -77,6 +87,9 @@ def main(argv=None):
         return run(args, spec, cfg_path, cfg)
     if args.collision:
         from .collision import run
+        return run(args, spec, cfg_path, cfg)
+    if args.cartesian:
+        from .cartesian import run
         return run(args, spec, cfg_path, cfg)
     ctl_cfg = cfg["/**/rne_controller"]["ros__parameters"]
     sim_cfg = cfg["/**/rne_sim"]["ros__parameters"]

@@ -27,7 +27,6 @@ Recorded: ``/joint_states``, the controller's ``~/external_torque`` (state_publi
 from __future__ import annotations
 
 import math
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -35,12 +34,10 @@ from pathlib import Path
 import numpy as np
 
 from ...control.profiles import min_jerk
-from ..paths import resolve_model_file
-from ..runner import DEFAULT_EXECUTOR
 from .collision_report import analyse, plot_collision, print_collision_report
 from .motions import frame_moved
-from .node import DemoNode, spawn, wait_running
-from .robots import config_plant
+from .node import start_contact_loop, stop_contact_loop, wait_until
+from .robots import config_plant, demo_setup
 from .session import Session, log, return_to
 
 ROBOTS = ("arm7",)
@@ -185,29 +182,12 @@ class Recorder:
                      for b, typ in zip(last, (JointState, WrenchStamped)))
 
 
-def wait_until(dn, t, procs=()):
-    """Wait until the demo's sim time reaches ``t`` (s); raise if a process exits."""
-    while dn.now() < t:
-        for p in procs:
-            if not p.alive():
-                raise RuntimeError(f"{p.name} exited with {p.proc.returncode}:\n{p.tail()}")
-        time.sleep(0.02)
-
-
 def run(args, spec, cfg_path, cfg):
     """The collision demo (see the module docstring); returns the exit code."""
-    if args.robot not in ROBOTS:
-        raise SystemExit(f"rne_demo --collision runs on {', '.join(ROBOTS)}, not '{args.robot}'")
-    if args.no_spawn:
-        raise SystemExit("rne_demo --collision starts its own rne_sim (with the contact plane): drop --no-spawn")
-    import rne_control as rc
+    ctl_cfg, sim_cfg, joints, model = demo_setup(args, cfg, "--collision", ROBOTS, "with the contact plane")
     from ...control.simulation import Simulation
 
     t_begin = time.monotonic()
-    ctl_cfg = cfg["/**/rne_controller"]["ros__parameters"]
-    sim_cfg = cfg["/**/rne_sim"]["ros__parameters"]
-    joints = list(ctl_cfg["joints"])
-    model = rc.load_model(str(resolve_model_file(ctl_cfg["model_file"])))
     limits = np.asarray(ctl_cfg["effort_limits"], float)
     thresholds = THRESHOLD_FRACTION * limits
     rate = float(ctl_cfg["rate"])
@@ -223,27 +203,15 @@ def run(args, spec, cfg_path, cfg):
 
     ctl = {"use_sim_time": True, "state_publish_rate": 0.0, "observer.gain": [K_O],
            "collision.thresholds": thresholds, "collision.reaction": "none"}
-    sim_params = {"lockstep": True, "control_rate": rate, "contact.frame": FRAME, "contact.point": point,
-                  "contact.normal": normal, "contact.stiffness": STIFFNESS, "contact.damping": DAMPING}
-    tmp = tempfile.mkdtemp(prefix="rne_demo_")
     log(f"robot {args.robot} in lockstep at {rate:.0f} Hz: a plane {PLANE_BELOW * 100:.0f} cm under {FRAME} "
         f"(k = {STIFFNESS:.0f} N/m, c = {DAMPING:.0f} N s/m), a trajectory {DEPTH * 100:.0f} cm behind it")
     with Session() as session:
         procs = session.procs
-        procs.append(spawn("rne_sim", cfg_path, tmp, sim_params))
-        procs.append(spawn("rne_controller", cfg_path, tmp, ctl))
-        # the events executor: this node takes four topics at the lockstep loop's pace (faster than real time),
-        # and the controller's and rne_sim's outputs other than /joint_states keep only 10 messages for it
-        dn = session.dn = DemoNode(joints, sim_time=True, executor=DEFAULT_EXECUTOR)
-        rec = Recorder(dn)
-        wait_running(dn, procs)
-        deadline = time.monotonic() + 30.0
-        while rec.wrench_pub.get_subscription_count() == 0 or not rec.raw["r"]:
-            if time.monotonic() > deadline:
-                raise RuntimeError("no ~/external_torque from rne_controller or no ~/applied_wrench reader in rne_sim")
-            time.sleep(0.05)
-        with dn.lock:
-            dn.recording = True
+        # the controller's and rne_sim's outputs other than /joint_states keep only 10 messages for the demo
+        dn, rec = start_contact_loop(
+            session, cfg_path, joints, rate, ctl, plane, Recorder,
+            lambda rec: rec.wrench_pub.get_subscription_count() > 0 and bool(rec.raw["r"]),
+            "no ~/external_torque from rne_controller or no ~/applied_wrench reader in rne_sim")
         log(f"loop running ({time.monotonic() - t_begin:.1f} s after start)")
 
         # the constant wrench, the arm at rest, reaction none
@@ -268,25 +236,11 @@ def run(args, spec, cfg_path, cfg):
             log(f"collision.reaction {reaction}: trajectory into the plane sent ({T_MOVE:g} s)")
             wait_until(dn, start + RUN, procs)
             starts.append(start)
-        # this node's recordings lag the lockstep loop: wait for them to pass the end
-        end = starts[-1] + RUN
-        deadline = time.monotonic() + 20.0
-        while min(rec.last_stamps()) < end or dn.states[-1][0] < end:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the recordings did not reach the end of the last run")
-            time.sleep(0.05)
-        with dn.lock:
-            dn.recording = False
-            states = list(dn.states)
+        states = stop_contact_loop(session, starts[-1] + RUN, lambda: min(rec.last_stamps()),
+                                   "the recordings did not reach the end of the last run")
         (t_r, r), (t_F, F) = rec.series()
         with rec.lock:
             collision = list(rec.collision)
-        # the lockstep loop would run on through the analysis, and this node with it: stop them first
-        for p in reversed(procs):
-            code = p.stop()
-            if code not in (0, None):
-                log(f"{p.name} exited with {code}")
-        procs.clear()
 
         log("analysing")
         res = analyse(model, FRAME, joints, thresholds, limits, K_O, 1.0 / rate, states, (t_r, r), (t_F, F),

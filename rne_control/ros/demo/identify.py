@@ -26,7 +26,6 @@ from __future__ import annotations
 import re
 import tempfile
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +39,7 @@ from .motions import out_and_back
 from .node import DemoNode, spawn, wait_running
 from .report import plot, print_report
 from .session import Session, log, phase, return_to
+from .robots import demo_setup
 
 SERIAL = ("puma560",)
 EXCITATION = ["--period", "5", "--harmonics", "4", "--periods", "2", "--maxiter", "40"]
@@ -70,19 +70,10 @@ def _run_tool(argv, logdir, name, timeout):
 
 def run(args, spec, cfg_path, cfg):
     """The identification demo (see the module docstring); returns the exit code."""
-    if args.robot not in SERIAL:
-        raise SystemExit(f"rne_demo --identify runs on {', '.join(SERIAL)}, not '{args.robot}'")
-    if args.no_spawn:
-        raise SystemExit("rne_demo --identify starts its own rne_sim (the true robot): drop --no-spawn")
-    import rne_control as rc
+    ctl_cfg, _, joints, model = demo_setup(args, cfg, "--identify", SERIAL, "the true robot")
+    model_file = str(resolve_model_file(ctl_cfg["model_file"]))
 
     t_begin = time.monotonic()
-    ctl_cfg = cfg["/**/rne_controller"]["ros__parameters"]
-    joints = list(ctl_cfg["joints"])
-    model_file = str(resolve_model_file(ctl_cfg["model_file"]))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")   # published inertias that break the triangle inequality
-        model = rc.load_model(model_file)
     out = Path(args.output).resolve()
     stem = out.with_suffix("")
     files = {k: Path(f"{stem}_{k}") for k in ("true.yaml", "test.npz", "excitation.npz", "identified.yaml")}

@@ -3,6 +3,7 @@ file, recording joint states, odometry and diagnostics, sending joint and platfo
 parameters."""
 from __future__ import annotations
 
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -11,7 +12,7 @@ import numpy as np
 
 from ..conversions import duration_msg, joint_trajectory_message, stamp_to_sec, time_msg
 from ..process import Spawned, console
-from ..runner import spin_in_background
+from ..runner import DEFAULT_EXECUTOR, spin_in_background
 
 
 def write_params(path, node, params):
@@ -40,16 +41,70 @@ def spawn(exe, cfg_path, logdir, params=None, tag=""):
     return p
 
 
+def _check_alive(procs):
+    for p in procs:
+        if not p.alive():
+            raise RuntimeError(f"{p.name} exited with {p.proc.returncode}:\n{p.tail()}")
+
+
 def wait_running(dn, procs, n0=0, timeout=30.0):
     """Wait for 50 commands after the ``n0``-th and a joint state; raise if a process exits or on timeout."""
     t0 = time.monotonic()
     while dn.ncmd < n0 + 50 or dn.last_state is None:
-        for p in procs:
-            if not p.alive():
-                raise RuntimeError(f"{p.name} exited with {p.proc.returncode}:\n{p.tail()}")
+        _check_alive(procs)
         if time.monotonic() - t0 > timeout:
             raise RuntimeError(f"rne_sim / rne_controller did not start within {timeout:g} s")
         time.sleep(0.05)
+
+
+def wait_until(dn, t, procs=()):
+    """Wait until the demo's sim time reaches ``t`` (s); raise if a process exits."""
+    while dn.now() < t:
+        _check_alive(procs)
+        time.sleep(0.02)
+
+
+def start_contact_loop(session, cfg_path, joints, rate, ctl, contact, recorder, ready, missing):
+    """Start rne_sim in lockstep at ``rate`` (Hz) with the contact plane ``contact`` = (frame, point, normal,
+    stiffness N/m, damping N s/m) and rne_controller with the parameters ``ctl``, both over ``cfg_path``'s,
+    into ``session``; then the demo's node on sim time with ``recorder(dn)``. Waits until the loop runs and
+    ``ready(rec)`` (else RuntimeError ``missing`` after 30 s), and starts recording. Returns (dn, rec)."""
+    frame, point, normal, k, c = contact
+    sim_params = {"lockstep": True, "control_rate": rate, "contact.frame": frame, "contact.point": point,
+                  "contact.normal": normal, "contact.stiffness": k, "contact.damping": c}
+    tmp = tempfile.mkdtemp(prefix="rne_demo_")
+    session.procs.append(spawn("rne_sim", cfg_path, tmp, sim_params))
+    session.procs.append(spawn("rne_controller", cfg_path, tmp, ctl))
+    # the events executor: this node takes several topics at the lockstep loop's pace (faster than real time)
+    dn = session.dn = DemoNode(joints, sim_time=True, executor=DEFAULT_EXECUTOR)
+    rec = recorder(dn)
+    wait_running(dn, session.procs)
+    deadline = time.monotonic() + 30.0
+    while not ready(rec):
+        if time.monotonic() > deadline:
+            raise RuntimeError(missing)
+        time.sleep(0.05)
+    with dn.lock:
+        dn.recording = True
+    return dn, rec
+
+
+def stop_contact_loop(session, end, recorded_until, what):
+    """The end of :func:`start_contact_loop`'s run at sim time ``end`` (s): wait until this node's recordings,
+    which lag the lockstep loop, pass it (the joint states, and ``recorded_until()``, the recorder's; else
+    RuntimeError ``what`` after 20 s); stop recording; stop the processes, which would otherwise run on
+    through the analysis, and this node with them. Returns the joint states recorded."""
+    dn = session.dn
+    deadline = time.monotonic() + 20.0
+    while recorded_until() < end or dn.states[-1][0] < end:
+        if time.monotonic() > deadline:
+            raise RuntimeError(what)
+        time.sleep(0.05)
+    with dn.lock:
+        dn.recording = False
+        states = list(dn.states)
+    session.stop_processes()
+    return states
 
 
 class DemoNode:

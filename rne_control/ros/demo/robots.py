@@ -47,3 +47,25 @@ def mass_diagonal(plant, q_sim):
     q_state = np.array([at.get(j, math.nan) for j in plant.state_names])
     plant.set_state(q_state, np.zeros_like(q_state))
     return np.diag(plant.mass_matrix())
+
+
+def demo_setup(args, cfg, flag, robots, why):
+    """What a demo that starts its own ``rne_sim`` opens with: ``args.robot`` must be one of ``robots`` and
+    ``--no-spawn`` is refused (``why``: what its rne_sim does), each with SystemExit naming ``flag``; then
+    (controller parameters, simulator parameters, controlled joints, the model) of the configuration
+    ``cfg``, the model loaded quietly (published inertias that break the triangle inequality)."""
+    import warnings
+
+    import rne_control as rc
+    from ..paths import resolve_model_file
+
+    if args.robot not in robots:
+        raise SystemExit(f"rne_demo {flag} runs on {', '.join(robots)}, not '{args.robot}'")
+    if args.no_spawn:
+        raise SystemExit(f"rne_demo {flag} starts its own rne_sim ({why}): drop --no-spawn")
+    ctl_cfg = cfg["/**/rne_controller"]["ros__parameters"]
+    sim_cfg = cfg.get("/**/rne_sim", {}).get("ros__parameters", {})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = rc.load_model(str(resolve_model_file(ctl_cfg["model_file"])))
+    return ctl_cfg, sim_cfg, list(ctl_cfg["joints"]), model

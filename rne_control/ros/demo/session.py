@@ -34,11 +34,16 @@ class Session:
             self.code = 1
         if self.dn is not None:
             self.dn.shutdown()
+        self.stop_processes()
+        return handled
+
+    def stop_processes(self):
+        """Stop the processes, newest first, logging one that exits non-zero while the run is clean."""
         for p in reversed(self.procs):
             rc_ = p.stop()
             if rc_ not in (0, None) and self.code == 0:
                 log(f"{p.name} exited with {rc_}")
-        return handled
+        self.procs.clear()
 
 
 def return_to(dn, q_goal, T=2.0):

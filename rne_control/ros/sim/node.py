@@ -62,6 +62,7 @@ from .. import model_params
 from ..conversions import time_msg
 from ..params import TypedParameters
 from ..paths import resolve_model_file
+from ..publishers import Publishers
 from ..runner import run
 from ..wire import JointStateReader, read_float64_array
 from .output import StateOutput
@@ -74,6 +75,7 @@ NODE_NAME = "rne_sim"
 class SimNode(Node):
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
+        self.publishing = Publishers(self)
         self._elastic = None   # elastic.<joint>.* parameters (URDF models), read at the first load
         self.params = TypedParameters(self)
         self.params.declare(SPECS)
@@ -201,7 +203,7 @@ class SimNode(Node):
 
         self.steady = Clock(clock_type=ClockType.STEADY_TIME)
         if p["lockstep"]:
-            self.clock_pub = self.create_publisher(ClockMsg, "/clock", 10)
+            self.clock_pub = self.publishing.create(ClockMsg, "/clock", 10)
             period = p["control_period"] if p["control_period"] > 0 else 1.0 / p["control_rate"]
             self.ls_period_ns = int(round(period * 1e9))
             self.ls_substeps = max(1, int(round(period / self.dt_sim)))

@@ -30,7 +30,7 @@ class StateOutput:
         # in lockstep the simulation runs as fast as the controller answers, faster than real time: a deep
         # history, so that a slower reliable reader (a recorder, a test) still gets every state
         depth = LOCKSTEP_DEPTH if p["lockstep"] else 10
-        self.js_pub = node.create_publisher(JointState, p["joint_states_topic"], depth)
+        self.js_pub = node.publishing.create(JointState, p["joint_states_topic"], depth)
         # serialised once; each publish rewrites its numbers (rne_control.ros.wire)
         n_all = len(names) + len(held[0])
         self.js_wire = SerializedMessage(JointState(name=list(names) + list(held[0])),
@@ -41,12 +41,12 @@ class StateOutput:
         v["position"][n:] = held[1]   # the held joints: at their positions, at rest, no effort
         self.contact_pub = None
         if sim.contact is not None:   # the contact plane's force on the frame's origin, base axes
-            self.contact_pub = node.create_publisher(WrenchStamped, "~/contact_wrench", depth)
+            self.contact_pub = node.publishing.create(WrenchStamped, "~/contact_wrench", depth)
             self.contact_msg = WrenchStamped()
             self.contact_msg.header.frame_id = getattr(sim.model, "base_link", None) or ""
         self.odom_pub = None
         if base_frame is not None:
-            self.odom_pub = node.create_publisher(Odometry, p["odometry_topic"], depth)
+            self.odom_pub = node.publishing.create(Odometry, p["odometry_topic"], depth)
             self.odom_msg = Odometry()
             self.odom_msg.header.frame_id = p["odom_frame"]
             self.odom_msg.child_frame_id = base_frame
