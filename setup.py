@@ -41,7 +41,7 @@ setup(
     python_requires=">=3.10",
     install_requires=["numpy", "numba", "PyYAML", "urdfdom-py", "scipy"],
     extras_require={
-        "test": ["pytest", "pin", "example-robot-data", "matplotlib", "cvxpy"],
+        "test": ["pytest", "pytest-rerunfailures", "pin", "example-robot-data", "matplotlib", "cvxpy"],
         "identify": ["cvxpy", "matplotlib"],
         "ros": [
             "ros-rclpy",

@@ -58,6 +58,46 @@ def compiled_kernels():
     compile_all()
 
 
+# A test that starts node processes and talks to them over DDS shares the two cores with them: on a loaded
+# machine a reader can fall behind a lockstep loop or a discovery can come late, and such a test then fails
+# at random: 4 of the last 9 full runs from a fresh clone failed one or two such tests, each time others,
+# each passing when run again.
+# Such a test is run again after a failure, at most RERUNS times, as ROS 2's own CI does (colcon test
+# --retest-until-pass). A defect that fails every time still fails; every rerun is listed with its failure
+# at the end of the session ("failures that were run again"), so a test that needed one stays in sight.
+RERUNS = 2
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "nodes: starts node processes talking over DDS (run again after a failure, at most "
+        f"{RERUNS} times); given to every test using the ros_procs or ros_node fixture")
+
+
+_reruns = []
+
+
+def pytest_runtest_logreport(report):
+    if report.outcome == "rerun":
+        crash = getattr(report.longrepr, "reprcrash", None)
+        _reruns.append((report.nodeid, report.when, crash.message.splitlines()[0] if crash else str(report.longrepr)[:200]))
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _reruns:
+        terminalreporter.section("failures that were run again")
+        for nodeid, when, why in _reruns:
+            terminalreporter.write_line(f"{nodeid} ({when}): {why}")
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if {"ros_procs", "ros_node"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.nodes)
+        if item.get_closest_marker("nodes") is not None:
+            item.add_marker(pytest.mark.flaky(reruns=RERUNS, reruns_delay=5))
+
+
 @pytest.fixture(scope="module", autouse=True)
 def no_node_outlives_its_module():
     """Nodes a module left running (a fixture that failed before its teardown was set up) would talk to

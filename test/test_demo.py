@@ -9,6 +9,8 @@ import pytest
 
 import ros_util
 
+pytestmark = pytest.mark.nodes   # rne_demo starts its nodes (conftest.py: run again after a failure)
+
 
 @pytest.mark.parametrize("robot", ["palletizer", "gough_stewart", "arm7_sea", "panda"])
 def test_demo_runs(robot, tmp_path, compiled_kernels):

@@ -16,7 +16,11 @@ cartesian_impedance, lockstep at 1 kHz): its printed figures against truths the 
 import math
 import subprocess
 
+import pytest
+
 import ros_util
+
+pytestmark = pytest.mark.nodes   # rne_demo starts its nodes (conftest.py: run again after a failure)
 
 K = [200.0, 200.0, 200.0, 20.0, 20.0, 20.0]
 V_MAX, W_MAX = 0.25, 1.0

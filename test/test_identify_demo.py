@@ -10,9 +10,12 @@ import subprocess
 import warnings
 
 import numpy as np
+import pytest
 
 import rne_control as rc
 import ros_util
+
+pytestmark = pytest.mark.nodes   # rne_demo starts its nodes (conftest.py: run again after a failure)
 
 
 def test_identification_makes_computed_torque_track_5x_better(tmp_path, compiled_kernels):
