@@ -60,8 +60,8 @@ def compiled_kernels():
 
 # A test that starts node processes and talks to them over DDS shares the two cores with them: on a loaded
 # machine a reader can fall behind a lockstep loop or a discovery can come late, and such a test then fails
-# at random: 4 of the last 9 full runs from a fresh clone failed one or two such tests, each time others,
-# each passing when run again.
+# at random (full runs from a fresh clone failed one or two such tests, each time others, each passing when
+# run again).
 # Such a test is run again after a failure, at most RERUNS times, as ROS 2's own CI does (colcon test
 # --retest-until-pass). A defect that fails every time still fails; every rerun is listed with its failure
 # at the end of the session ("failures that were run again"), so a test that needed one stays in sight.
