@@ -322,8 +322,7 @@ class ControlCycle:
         return self._sent(now)
 
     def _activate(self, now: float, recovered: bool) -> None:
-        self.traj.reset(self.mapper.q[:self.n])   # the controlled joints lead the state
-        self._anchor = True
+        self._hold_measured()
         self.feedback_ramp.start(now)
         self.external.reset()
         self.active = True
@@ -356,8 +355,7 @@ class ControlCycle:
         """The gravity torques of the last accepted state, clamped; ``reset``: the desired state holds the
         measured position from now on."""
         if reset:
-            self.traj.reset(self.mapper.q[:self.n])
-            self._anchor = True
+            self._hold_measured()
         self.external.between(now)
         self.limiter.apply(self.law.hold_torque(self._hold_cmd), out=self.total)
         self.outcome = HOLD
@@ -380,8 +378,7 @@ class ControlCycle:
         """A reaction latched at this state: drop the trajectory, hold the measured position, report."""
         ext = self.external
         self.collision_started = True
-        self.traj.reset(self.mapper.q[:self.n])
-        self._anchor = True
+        self._hold_measured()
         self.log.error("collision: %s; reaction %s until ~/reset_collision" % (
             ", ".join("%s r = %.4g over %.4g" % (self.joints[j], ext.r[j], ext.monitor.thresholds[j])
                       for j in ext.monitor.joints), ext.monitor.reaction))
@@ -416,11 +413,16 @@ class ControlCycle:
         if not self.external.monitor.latched:
             return False
         self.external.monitor.reset()
-        self.traj.reset(self.mapper.q[:self.n])
-        self._anchor = True
+        self._hold_measured()
         self.feedback_ramp.start(now)
         self.log.info("collision reset: holding the measured position, ramping in")
         return self.have_published
+
+    def _hold_measured(self) -> None:
+        """Hold the measured position from the next sample: the desired joint state (the controlled joints
+        lead the state) and, in a task-space mode, the target pose, anchored at the next cycle."""
+        self.traj.reset(self.mapper.q[:self.n])
+        self._anchor = True
 
     def _anchor_task(self, now: float) -> None:
         """Task space: hold the measured pose from now; the posture from the measured configuration unless
