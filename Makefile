@@ -3,7 +3,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat setup.py | md5sum | cut -c1-8)
 
-.PHONY: test bench bench-loop demo install interfaces soak clean
+.PHONY: test bench bench-loop bench-ab demo install interfaces soak clean
 
 $(VPY):
 	$(PY) -m venv $(VENV)
@@ -38,6 +38,11 @@ bench-loop: $(STAMP)
 	$(VPY) bench/bench_cycle.py
 	$(VPY) bench/bench_descriptions.py
 	$(VPY) bench/bench_stalls.py --with-sim config/arm7_controller.yaml
+
+# the cycle and the single-call ratios of commit BASE against the working tree, alternating (bench/bench_ab.py)
+bench-ab: $(STAMP)
+	@test -n "$(BASE)" || (echo "usage: make bench-ab BASE=<commit>"; exit 2)
+	$(VPY) bench/bench_ab.py --base $(BASE)
 
 # 10 minutes at 1 kHz with trajectories, parameter changes and rne_sim restarts (bench/soak.py --minutes N)
 soak: $(STAMP) interfaces

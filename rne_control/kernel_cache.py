@@ -11,10 +11,20 @@ does it ahead of time). A fresh install has no entries to remove.
 
 The hash also covers :data:`LAYOUT_SOURCES`, modules without kernels whose constants the kernels read
 (numba freezes a global's value into the compiled code): the layout of the kernel arrays.
+
+Several processes share a cache directory (``rne_sim`` and ``rne_controller`` starting cold side by side,
+``rne_compile``'s workers, a node's background compiler). Numba's own index write is not safe between
+processes: it reads the index, adds its entry and replaces the file, so two processes saving signatures of
+one kernel can lose an entry, or name two data files alike. :func:`install_cache_lock` makes each save hold
+a file lock of its cache directory, and :func:`compile_lock` lets a process compiling a kernel hold it
+against the others, which then load what it saved instead of compiling the same code.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
+import itertools
 import os
 import sys
 
@@ -26,6 +36,17 @@ LAYOUT_SOURCES = (os.path.join(os.path.dirname(os.path.abspath(__file__)), "mode
 def source_files(dispatchers, extra=LAYOUT_SOURCES) -> list:
     """The source files of ``dispatchers`` ((name, numba dispatcher) pairs) and ``extra``, sorted."""
     return sorted({d.py_func.__code__.co_filename for _, d in dispatchers} | set(extra))
+
+
+_digests = {}
+
+
+def library_hash() -> str:
+    """:func:`sources_hash` of :func:`library_dispatchers`, computed once per process (the sources a process
+    runs do not change under it)."""
+    if "library" not in _digests:
+        _digests["library"] = sources_hash(library_dispatchers())
+    return _digests["library"]
 
 
 def sources_hash(dispatchers, extra=LAYOUT_SOURCES) -> str:
@@ -113,3 +134,143 @@ def refresh(dispatchers=None, extra=LAYOUT_SOURCES) -> list:
             continue
         refreshed.append(cache_dir)
     return refreshed
+
+
+LOCK = "rne_control.lock"
+
+
+@contextlib.contextmanager
+def file_lock(path):
+    """An exclusive advisory lock (flock) on the file ``path``, created if needed; released when the block ends
+    or the process dies. Without a writable directory: no lock."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)   # releases the lock
+
+
+def _locked_save(self, key, data):
+    """numba's IndexDataCacheFile.save under the cache directory's lock, the data file written before the
+    index that names it."""
+    with file_lock(os.path.join(self._cache_path, LOCK)):
+        overloads = self._load_index()
+        data_name = overloads.get(key)
+        if data_name is None:
+            existing = set(overloads.values())
+            data_name = next(n for n in map(self._data_name, itertools.count(1)) if n not in existing)
+            self._save_data(data_name, data)
+            overloads[key] = data_name
+            self._save_index(overloads)
+        else:
+            self._save_data(data_name, data)
+
+
+def install_cache_lock() -> bool:
+    """Make numba's cache saves (every kernel's, in this process) hold the cache directory's lock. False
+    where this numba's cache has another shape (nothing is changed then)."""
+    try:
+        from numba.core.caching import IndexDataCacheFile
+        IndexDataCacheFile._load_index, IndexDataCacheFile._save_data, IndexDataCacheFile._data_name
+    except (ImportError, AttributeError):
+        return False
+    IndexDataCacheFile.save = _locked_save
+    return True
+
+
+@contextlib.contextmanager
+def compile_lock(dispatcher):
+    """Hold ``dispatcher``'s own lock in its cache directory while compiling it: another process asking for the
+    same kernel meanwhile waits, then finds it in the cache. No lock for a dispatcher without a cache."""
+    e = _entries(dispatcher)
+    if e is None:
+        yield
+        return
+    with file_lock(os.path.join(e[0], e[1][:-len(".nbi")] + ".lock")):
+        yield
+
+
+# ------------------------------------------------------------------ compile groups and their manifest
+# rne_compile compiles the kernels in groups (rne_control.compile.GROUPS), each in a process of its own, and
+# records per group the signatures it left in the cache; a node that defers a group (the task-space modes, the
+# other bases) loads exactly those once its background compiler has recorded them (load_group).
+MANIFEST = "rne_control_manifest.pkl"
+
+
+def manifest_path():
+    """The manifest's file: in the cache directory of the RNE's one-sample kernel (numba's choice: NUMBA_CACHE_DIR,
+    else __pycache__ beside the sources, else its user-wide fallback); None without a cache."""
+    from .dynamics.rnea import rnea_one
+    e = _entries(rnea_one)
+    return None if e is None else os.path.join(e[0], MANIFEST)
+
+
+def signatures(disp=None) -> dict:
+    """{qualified name: [signature, ...]} of the compiled (or loaded) signatures of rne_control's kernels."""
+    return {name: list(d.signatures) for name, d in (dispatchers() if disp is None else disp) if d.signatures}
+
+
+def read_manifest() -> dict:
+    """{group: {qualified name: [signatures]}} of the groups recorded for the kernel sources as they are now;
+    empty when there is none (or it was written for other sources, or another numba)."""
+    import pickle
+    path = manifest_path()
+    try:
+        with open(path, "rb") as f:
+            doc = pickle.load(f)
+    except (OSError, TypeError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
+        return {}
+    import numba
+    if doc.get("sources") != library_hash() or doc.get("numba") != numba.__version__:
+        return {}
+    return doc.get("groups", {})
+
+
+def record_group(group: str, sigs: dict) -> None:
+    """Record that ``group``'s kernels ``sigs`` ({qualified name: [signatures]}) are in the cache."""
+    import pickle
+
+    import numba
+    path = manifest_path()
+    if path is None:
+        return
+    with file_lock(os.path.join(os.path.dirname(path), LOCK)):
+        groups = read_manifest()
+        groups[group] = sigs
+        tmp = "%s.tmp.%d" % (path, os.getpid())
+        with open(tmp, "wb") as f:
+            pickle.dump({"sources": library_hash(), "numba": numba.__version__,
+                         "groups": groups}, f)
+        os.replace(tmp, path)
+
+
+def load_group(group: str, manifest=None) -> list:
+    """Load ``group``'s recorded kernels from numba's cache into this process, compiling nothing: a signature
+    missing from the cache stays missing. Returns the names of those that could not be loaded (empty: all
+    there). Holds numba's compiler lock one signature at a time (about 1 ms each)."""
+    from numba.core.compiler_lock import global_compiler_lock
+    sigs = (read_manifest() if manifest is None else manifest).get(group)
+    if sigs is None:
+        return ["group %r is not in the manifest" % group]
+    by_name = dict(dispatchers())
+    missing = []
+    for name, wanted in sigs.items():
+        d = by_name.get(name)
+        if d is None:
+            missing.append(name)
+            continue
+        for sig in wanted:
+            with global_compiler_lock:
+                if tuple(sig) in d.overloads:
+                    continue
+                cres = d._cache.load_overload(sig, d.targetctx) if d._cache is not None else None
+                if cres is None:
+                    missing.append("%s%s" % (name, tuple(sig)))
+                    continue
+                d.add_overload(cres)
+    return missing

@@ -23,7 +23,6 @@ or its ``state_names`` order (the merged state).
 """
 from __future__ import annotations
 
-import array
 import logging
 from typing import Optional
 
@@ -37,7 +36,7 @@ from .limits import EffortLimiter
 from .plant import StateError
 from .ramp import OffsetRamp, Ramp
 from .trajectory import TrajectoryError, TrajectoryGenerator
-from .warmup import warm_up_law, warm_up_output, warm_up_trajectory
+from .warmup import GROUPS, cycle_steps, groups_needed, run_steps
 from .watchdog import NO_STATE, STALE, Watchdog
 
 LAW, REACTION, HOLD, STALE_OUTPUT = "law", "reaction", "hold", "stale"
@@ -116,6 +115,12 @@ class ControlCycle:
         self._reset_collision = False
         self.settings = None
         self._pending, self._pending_names = None, ()
+        self.start_base = settings.base
+        # the warm-up's groups whose kernels are loaded (warm_up, or a node's background compiler); settings
+        # that need another wait in _pending, the running ones staying in effect (waiting_for says which)
+        self.ready_groups = set()
+        self.failed_groups = {}          # group -> why its background compile failed
+        self.waiting_for = ()
         self.apply_settings(settings)
 
         # the merge: per state joint its receive time (-1: never) and header stamp, ns
@@ -155,7 +160,13 @@ class ControlCycle:
     # ------------------------------------------------------------ settings
     def request(self, settings, names=()) -> None:
         """Install ``settings`` at the start of the next cycle (a parameter change at run time; ``names``:
-        the parameters changed, for the log)."""
+        the parameters changed, for the log); where they need kernels not loaded yet (a task-space mode, another
+        base, compiled in the background), at the first cycle after they are. ValueError if those kernels
+        failed to compile: the running settings stay."""
+        failed = [g for g in groups_needed(self, settings) if g in self.failed_groups]
+        if failed:
+            raise ValueError("the kernels of %s failed to compile: %s" % (", ".join(failed),
+                                                                          self.failed_groups[failed[0]]))
         self._pending = settings
         self._pending_names = tuple(names)
 
@@ -262,8 +273,7 @@ class ControlCycle:
         # --- read
         ramp_request = False
         if self._pending is not None:
-            s, self._pending = self._pending, None
-            ramp_request = self.apply_settings(s, now)
+            ramp_request = self._install_pending(now)
         wd = self.watchdog
         status = wd.check(now)
         self.mapper.expire(now, wd.timeout)   # an optional joint no longer published: at rest, or solved again
@@ -320,6 +330,27 @@ class ControlCycle:
         self.new_state = False
         self.outcome = LAW
         return self._sent(now)
+
+    def _install_pending(self, now: float) -> bool:
+        """Apply the requested settings unless they wait for kernels; True if a ramp is wanted."""
+        missing = tuple(g for g in groups_needed(self, self._pending) if g not in self.ready_groups)
+        if missing:
+            if missing != self.waiting_for:
+                self.waiting_for = missing
+                self.log.info("mode %s, base %s: waiting for the kernels of %s (compiling in the background); "
+                              "mode %s stays in effect until they are loaded"
+                              % (self._pending.mode, self._pending.base, ", ".join(missing), self.settings.mode))
+            if not any(g in self.failed_groups for g in missing):
+                return False
+            self.log.error("mode %s, base %s refused: the kernels of %s failed to compile (%s); mode %s stays"
+                           % (self._pending.mode, self._pending.base, ", ".join(missing),
+                              self.failed_groups[next(g for g in missing if g in self.failed_groups)],
+                              self.settings.mode))
+            self._pending, self.waiting_for = None, ()
+            return False
+        self.waiting_for = ()
+        s, self._pending = self._pending, None
+        return self.apply_settings(s, now)
 
     def _activate(self, now: float, recovered: bool) -> None:
         self._hold_measured()
@@ -488,20 +519,10 @@ class ControlCycle:
         return self.law.split(self.mapper.q, self.mapper.qd, self.q_d, self.qd_d, self.qdd_d, self.feedback_scale,
                               None, self._parts, total=self.law.tau)
 
-    def warm_up(self, warn=None, stop=None) -> None:
-        """Run every compiled path once (every mode, base, trajectory kind, ramp, clamp, state merge), on
-        throwaway objects where they hold state, so that no cycle compiles anything. ``warn``, ``stop``:
-        see :func:`~rne_control.control.warmup.warm_up_law` (KeyboardInterrupt once ``stop`` is set)."""
-        warm_up_law(self.law, self.base_state, self._parts, self._hold_cmd, warn=warn, stop=stop)
-        if self.task is not None:
-            self.task.warm_up()
-        if stop is not None and stop.is_set():
-            raise KeyboardInterrupt
-        warm_up_trajectory(TrajectoryGenerator(self.joints))
-        self.external.warm_up()
-        warm_up_output(self.n)
-        names = list(self.plant.state_names)
-        k = len(names)
-        m = JointStateMapper(names, self.joints, np.zeros(k))
-        for t, vel in ((0.0, bytes(8 * k)), (0.01, b""), (0.02, b"")):   # as messages carry them
-            m.update(names, array.array("d", bytes(8 * k)), array.array("d", vel), t)
+    def warm_up(self, warn=None, stop=None, groups=GROUPS, progress=None) -> None:
+        """Run every compiled path of ``groups`` once (:func:`~rne_control.control.warmup.cycle_steps`), so that
+        no cycle compiles anything, and mark them ready. ``warn``, ``stop``: see
+        :func:`~rne_control.control.warmup.warm_up_law` (KeyboardInterrupt once ``stop`` is set); ``progress``:
+        see :func:`~rne_control.control.warmup.run_steps`."""
+        run_steps(cycle_steps(self, groups, warn, stop), progress, stop)
+        self.ready_groups.update(groups)

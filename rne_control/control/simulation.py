@@ -20,6 +20,7 @@ from ..dynamics import frame_jacobian, frame_pose
 from ..dynamics.floating.api import base_twist_from_momentum
 from ..dynamics.integrate import State, quat_exp, quat_mul, rk4_step, semi_implicit_step
 from ..model.spatial import quat_to_matrix
+from .warmup import run_steps
 
 
 class Simulation:
@@ -115,18 +116,24 @@ class Simulation:
         """True if :meth:`set_wrench` and :meth:`set_contact` apply to this plant (a tree on a fixed base)."""
         return self.direct and not self.floating
 
-    def warm_up(self, h: float, rk4: bool = True) -> None:
+    def warm_up(self, h: float, rk4: bool = True, progress=None) -> None:
         """Load (or compile) every kernel a step of ``h`` (s) may need, braking and the frame kernels of a
         wrench or a contact included, so that the first step under them runs at full speed; the state is
-        left unchanged."""
+        left unchanged. ``progress``: see :func:`~rne_control.control.warmup.run_steps`."""
         saved, tau = self.state, self.tau.copy()
-        self.step(np.zeros(len(self.tau)), h, rk4)
+        steps = [("a %s step" % ("RK4" if rk4 else "semi-implicit Euler"),
+                  lambda: self.step(np.zeros(len(self.tau)), h, rk4))]
         if self.takes_wrenches:
             frame = next(iter(self.model.link_frames))
-            self.external_torques(self.state.q, (frame, np.zeros(6)))
-            self.contact_force(self.state.q, self.state.qd, (frame, np.zeros(3), np.array([0.0, 0.0, 1.0]), 0.0, 0.0))
-        self.brake(0.0)
-        self.state, self.tau[:] = saved, tau
+            steps.append(("wrenches and contacts", lambda: (
+                self.external_torques(self.state.q, (frame, np.zeros(6))),
+                self.contact_force(self.state.q, self.state.qd, (frame, np.zeros(3), np.array([0.0, 0.0, 1.0]), 0.0,
+                                                                 0.0)))))
+        steps.append(("the brakes", lambda: self.brake(0.0)))
+        try:
+            run_steps(steps, progress)
+        finally:
+            self.state, self.tau[:] = saved, tau
 
     def _check_frame(self, frame, what):
         if not self.takes_wrenches:

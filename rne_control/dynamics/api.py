@@ -13,7 +13,7 @@ import numpy as np
 
 from . import aba, crba, gravity as grav, momentum_coriolis as mc, rnea
 from .calls import FLAGS, MODEL, arr, check, close, external_forces, into as _into, joint_arrays, model_array, prepare
-from .direct import DIRECT, entry_point, not_compiled
+from .direct import DIRECT, NOT_DIRECT, entry_point, not_compiled
 from .primitives import CORIOLIS_ONLY, FRICTION
 from ..model.errors import InputError
 
@@ -36,20 +36,31 @@ for _one, _, _many, _ in KERNELS.values():
 
 
 def checked_call(model, name, inputs, K=None, f_ext=None, flags=None, out_shape=None):
-    """Slow path: compile if needed, validate and stack the inputs, call the many-sample kernel."""
+    """Slow path: compile if needed and validate the inputs; a single sample without external forces goes to
+    the one-sample kernel (converted to its canonical types), stacked samples to the many-sample kernel,
+    which is compiled only then (a node never stacks: it does not pay for compiling it)."""
     one, one_sig, many, many_sig = KERNELS[name]
     if globals()[f"_{name}_one"] is not_compiled:
         prepare(one, [one_sig])
         globals()[f"_{name}_one"] = entry_point(one)
-    prepare(many, [many_sig])
     arrays, N = joint_arrays(model, **inputs)
+    K = model._K if K is None else K
+    shape = out_shape or (model.n,)
+    if N is None and not f_ext:
+        out = np.empty(shape)
+        args = (np.ndarray, K, *arrays, out)
+        st = globals()[f"_{name}_one"](id(args), flags or 0)
+        if st != NOT_DIRECT:
+            check(model, st)
+            return out
+    prepare(many, [many_sig])
     single = N is None
     if single:
         arrays, N = [a[None] for a in arrays], 1
     extra = () if f_ext is None else (external_forces(model, f_ext, N)[0],)
     extra += () if flags is None else (flags,)
-    out = np.empty((N, *(out_shape or (model.n,))))
-    st, s = many(model._K if K is None else K, *arrays, *extra, out)
+    out = np.empty((N, *shape))
+    st, s = many(K, *arrays, *extra, out)
     check(model, st, None if single else s)
     return out[0] if single else out
 

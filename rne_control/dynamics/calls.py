@@ -15,6 +15,7 @@ Every public function starts with its fast path and falls back to the checked pa
 import numba as nb
 import numpy as np
 
+from ..kernel_cache import compile_lock
 from ..model.errors import InputError
 from .direct import NOT_DIRECT
 from .primitives import LENGTH, NONFINITE, SINGULAR
@@ -52,11 +53,13 @@ def fast_path(kernel, *args):
 
 
 def prepare(kernel, signatures):
-    """Compile ``kernel`` for ``signatures`` (from the on-disk cache when warm), then close it."""
+    """Compile ``kernel`` for ``signatures`` (from the on-disk cache when warm), then close it. While it
+    compiles, another process asking for the same kernel waits for it, then loads it from the cache."""
     if not getattr(kernel, "_rc_prepared", False):
         kernel._can_compile = True
-        for sig in signatures:
-            kernel.compile(sig)
+        with compile_lock(kernel):
+            for sig in signatures:
+                kernel.compile(sig)
         close(kernel)
         kernel._rc_prepared = True
 

@@ -19,7 +19,7 @@ in its coordinates; at the frame origin p = p_bf:
     v_P = v_o + w x p,   a_P = a_o + dw x p + w x v_P (classical),   Jdot qd = [R_b a_P; R_b dw]
 """
 from ..model.layout import JTYPE, PARENT, QIDX, REVOLUTE
-from .primitives import (F_Q, F_QD, add_cross_motion_S, body, entry, inline, joint_xform, length_status,
+from .primitives import (F_Q, F_QD, add_cross_motion_S, body, entry, inline, jit, joint_xform, length_status,
                          nonfinite_status, split, x_motion)
 from .direct import unmanaged
 
@@ -36,7 +36,7 @@ def body_pose(X, Rp, op, R, o):
         o[r] = op[r] + Rp[3 * r] * X[9] + Rp[3 * r + 1] * X[10] + Rp[3 * r + 2] * X[11]
 
 
-@inline
+@jit
 def frame_kinematics(tree, q, qd, b, Tbf, flags, pose, J, acc, ws):
     """One sample: pose (4, 4) always, J (6, n) with JACOBIAN, acc (6,) with BIAS. Returns a status (0 = ok)."""
     nb = tree.shape[0]

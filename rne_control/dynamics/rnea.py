@@ -9,7 +9,7 @@ import numpy as np
 from .direct import NOT_DIRECT, arrays_ok, matrix, unmanaged, vector
 from ..model.layout import FS, FV, IA, REVOLUTE
 from .primitives import (CORIOLIS_ONLY, F_QDD, FRICTION, XUP_GIVEN, add_cross_force, add_cross_motion_S, add_xT_force,
-                         body, entry, gravity_status, inertia_mul, inline, joint_xform, lengths_status,
+                         body, entry, gravity_status, inertia_mul, inline, jit, joint_xform, lengths_status,
                          nonfinite_status, sgn, split, x_motion)
 
 WS = 36  # workspace columns per body: X_up 0:12, v 12:18, a 18:24, f 24:30, scratch 30:36
@@ -67,6 +67,14 @@ def rnea(tree, dyn, q, qd, qdd, f_ext, flags, tau, ws):
         if p >= 0:
             add_xT_force(ws[i, 0:12], f, ws[p, 24:30])
     return 0
+
+
+@jit
+def rnea_call(tree, dyn, q, qd, qdd, f_ext, flags, tau, ws):
+    """:func:`rnea` compiled once as a function of its own, for the kernels that run it off the controller's
+    hot path (the task-space step, the closed-loop and platform kernels): inlining it into each of them cost
+    seconds of compile time per copy."""
+    return rnea(tree, dyn, q, qd, qdd, f_ext, flags, tau, ws)
 
 
 @entry

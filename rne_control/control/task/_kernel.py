@@ -23,7 +23,7 @@ from ...dynamics.crba import crba
 from ...dynamics.direct import unmanaged
 from ...dynamics.frames import BIAS, JACOBIAN, POSE, frame_kinematics
 from ...dynamics.primitives import FRICTION, split
-from ...dynamics.rnea import NO_FEXT, rnea
+from ...dynamics.rnea import NO_FEXT, rnea_call
 from ._linalg import jacobi_eigh, smallest_eigenvalue, spd_inverse
 from ..tree_state import NR, QDR, QR, complete
 from .rotation import rotation_log
@@ -260,7 +260,7 @@ def task_step(K, q, qd, plan, work, ctrl, b, Tbf, P, S, t, tau, O, Jf, Mf, pose,
             _mv(MJt, x6, xc, False)
             for c in range(nc):
                 qdd_r[ctrl[c]] = tau0[c] + xc[c]      # the uncontrolled joints held
-    st = rnea(tree, dyn, qr, qdr, qdd_r, NO_FEXT, flags, h, ws)
+    st = rnea_call(tree, dyn, qr, qdr, qdd_r, NO_FEXT, flags, h, ws)
     if st != 0:
         return st
     hc = Y[9, :nc]

@@ -24,7 +24,7 @@ SMALL_ANGLE = 1e-6     # rad: below it, series of the coefficients
 SKEW_SIGN = 1e-12      # |sin(theta)| above which the skew part signs the axis
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def rotation_log(R, out):
     """out (3,) = log(R): the rotation vector theta u of R (3x3), theta in [0, pi]. theta = atan2(sin, cos)
     from the skew and the trace parts (well conditioned at every angle); up to pi/2 u from the skew part,

@@ -54,7 +54,7 @@ def _angular_velocity(S, tau, phi, dphi, w):
     left_jacobian_mul(phi, dphi, w)
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def sample_segment(S, t, p, R, xd, xdd, V, E):
     """The shaped target at time t (s): position p (3,) m, rotation R (3x3), twist xd = [v; w] (6,) and
     acceleration xdd = [a; dw] (6,), base axes. Before t_0 the segment's start, after t_0 + T its end at rest.

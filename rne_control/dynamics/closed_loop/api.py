@@ -116,7 +116,6 @@ def _call(model, name, active, q_guess, flags=None, K=None, out_shape=None, q_ou
     global _torques_direct
     one, one_sig, many, many_sig = KERNELS[name]
     prepare(one, [one_sig])
-    prepare(many, [many_sig])
     if name == "torques" and _torques_direct is not_compiled:
         prepare(cl.torques_direct, [DIRECT])
         _torques_direct = entry_point(cl.torques_direct)
@@ -125,8 +124,14 @@ def _call(model, name, active, q_guess, flags=None, K=None, out_shape=None, q_ou
     out = np.empty((S, *(out_shape or (N,))))
     q = np.empty((S, model.n))
     extra = () if flags is None else (flags,)
-    st, s = many(model._K if K is None else K, model.loops.LK, *arrays, g, *extra, out, q)
-    _check(model, st, None if single else s)
+    K = model._K if K is None else K
+    if single:   # the one-sample kernel: the many-sample one compiles only for stacks
+        st = one(K, model.loops.LK, *(a[0] for a in arrays), g[0], *extra, out[0], q[0])
+        s = None
+    else:
+        prepare(many, [many_sig])
+        st, s = many(K, model.loops.LK, *arrays, g, *extra, out, q)
+    _check(model, st, s)
     if q_out is not None:
         np.copyto(q_out, q[0] if single else q)
     return out[0] if single else out
@@ -142,11 +147,14 @@ def solve_loops(model, q_active, q_guess=None):
     if st == 0:
         return q
     prepare(cl.solve_one, [KERNELS["solve"][1]])
-    prepare(cl.solve_many, [KERNELS["solve"][3]])
     arrays, g, S, single = _stack(model, {"q_active": q_active}, q_guess)
     q = np.empty((S, model.n))
-    st, s = cl.solve_many(model._K, model.loops.LK, arrays[0], g, q)
-    _check(model, st, None if single else s)
+    if single:
+        st, s = cl.solve_one(model._K, model.loops.LK, arrays[0][0], g[0], q[0]), None
+    else:
+        prepare(cl.solve_many, [KERNELS["solve"][3]])
+        st, s = cl.solve_many(model._K, model.loops.LK, arrays[0], g, q)
+    _check(model, st, s)
     return q[0] if single else q
 
 
@@ -155,7 +163,6 @@ def loop_jacobian(model, q):
     active rows are the identity. Stacked q (S, n) -> (S, n, N). Raises LoopClosureError if q does not
     close the loops (residual > 1e-6) or is singular there."""
     prepare(cl.jacobian_one, [KERNELS["jacobian"][1]])
-    prepare(cl.jacobian_many, [KERNELS["jacobian"][3]])
     qq = as_float("q", q)
     if qq.ndim not in (1, 2) or qq.shape[-1] != model.n:
         raise InputError(f"'q' must have shape ({model.n},) or (S, {model.n}) for joints {list(model.joint_names)}, "
@@ -163,7 +170,11 @@ def loop_jacobian(model, q):
     single = qq.ndim == 1
     qq = np.ascontiguousarray(qq.reshape(-1, model.n))
     G = np.empty((qq.shape[0], model.n, model.loops.n_active))
-    st, s = cl.jacobian_many(model._K, model.loops.LK, qq, G)
+    if single:
+        st, s = cl.jacobian_one(model._K, model.loops.LK, qq[0], G[0]), None
+    else:
+        prepare(cl.jacobian_many, [KERNELS["jacobian"][3]])
+        st, s = cl.jacobian_many(model._K, model.loops.LK, qq, G)
     try:
         _check(model, st, None if single else s, what_q="q")
     except InputError as exc:

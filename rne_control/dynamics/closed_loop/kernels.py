@@ -26,7 +26,7 @@ from .bias import constraint_bias
 from .closure import closure
 from .solve import (NOCLOSE, SINGULAR_LOOP, TOL, expand, factor_passive, newton, passive_jacobian, project,
                          solve_passive, worst_loop)
-from ..rnea import rnea
+from ..rnea import rnea, rnea_call
 from ...model.layout import B_X, KW
 from ..primitives import FRICTION, LENGTH, NONFINITE, SINGULAR, XUP_GIVEN, bad, entry, inline, jit, split, status
 
@@ -175,7 +175,7 @@ def torques(K, LK, qa, qda, qdda, q_guess, flags, tau_a, q):
             dyn0 = LK[o_dyn:o_dyn + nb + 2, 0:10]
             dyn0[:, :] = dyn
             dyn0[nb + 1, 0:3] = 0.0
-            st = rnea(tree, dyn0, q, qd, qdd, NO_FEXT, XUP_GIVEN, tau, ws)
+            st = rnea_call(tree, dyn0, q, qd, qdd, NO_FEXT, XUP_GIVEN, tau, ws)
     if st:
         return st
     project(LK, tau, tau_a)

@@ -18,7 +18,7 @@ from ...model.errors import InputError
 from . import kernels as el
 from ..calls import (FIELDS, FLAGS, MODEL, arr, check, close, external_forces, fast_path, model_array, prepare,
                      sized_arrays)
-from ..direct import DIRECT, entry_point, not_compiled
+from ..direct import DIRECT, NOT_DIRECT, entry_point, not_compiled
 from ..primitives import FRICTION, LENGTH
 
 _f1, _f2, _f3 = arr(1), arr(2), arr(3)
@@ -57,11 +57,19 @@ def _checked(model, name, q, qd, x, x_name, K, f_ext, flags, out_sizes):
     global _id_one
     one, one_sig, many, many_sig = KERNELS[name]
     prepare(one, [one_sig])
-    prepare(many, [many_sig])
     if name == "id" and _id_one is not_compiled:
         _id_one = entry_point(one)
     arrays, N = _arrays(model, q, qd, x, x_name)
     single = N is None
+    if single and not f_ext:   # the one-sample kernel: the many-sample one compiles only for stacks and forces
+        outs = [np.empty(size) for size in out_sizes]
+        args = (np.ndarray, K, *arrays, *outs)
+        st = _id_one(id(args), flags) if name == "id" else one(K, *arrays, flags, *outs)
+        if st != NOT_DIRECT:
+            if st:
+                _check(model, st, x_name)
+            return outs
+    prepare(many, [many_sig])
     if single:
         arrays, N = [a[None] for a in arrays], 1
     outs = [np.empty((N, size)) for size in out_sizes]

@@ -70,7 +70,6 @@ def checked_call(model, fname, name, joint, base, field8, flags=None):
     require_floating(model, fname)
     one, one_sig, many, many_sig = KERNELS[name]
     prepare(one, [one_sig])
-    prepare(many, [many_sig])
     arrays, N = joint_arrays(model, **joint)
     vecs = []
     for bname, x, size in base:
@@ -86,17 +85,20 @@ def checked_call(model, fname, name, joint, base, field8, flags=None):
                                  f"got norm {float(np.atleast_1d(norm)[np.argmax(np.abs(norm - 1.0))]):.9g}")
         vecs.append(a)
     single = N is None
-    N = 1 if single else N
+    extra = () if flags is None else (flags,)
+    if single:   # the one-sample kernel on the converted inputs: the many-sample one compiles only for stacks
+        out1, out2 = np.empty(model.n if name != "momentum" else 6), np.empty(6)
+        st = one(model._K, *arrays, *vecs, *extra, *((out1,) if name == "momentum" else (out1, out2)))
+        _check(model, st, None, field8)
+        return out1 if name == "momentum" else (out1, out2)
+    prepare(many, [many_sig])
     arrays = [a if a.ndim == 2 else np.tile(a, (N, 1)) for a in arrays + vecs]
     out1 = np.empty((N, model.n if name != "momentum" else 6))
     out2 = np.empty((N, 6))
-    extra = () if flags is None else (flags,)
     outs = (out1,) if name == "momentum" else (out1, out2)
     st, s = many(model._K, *arrays, *extra, *outs)
-    _check(model, st, None if single else s, field8)
-    if name == "momentum":
-        return out1[0] if single else out1
-    return (out1[0], out2[0]) if single else (out1, out2)
+    _check(model, st, s, field8)
+    return out1 if name == "momentum" else (out1, out2)
 
 
 def moving_base_inverse_dynamics(model, q, qd, qdd, base_twist, base_accel, base_orientation=IDENTITY,

@@ -46,7 +46,8 @@ from ...control.cycle import HOLD, STALE_OUTPUT, ControlCycle
 from ...control.settings import Settings
 from ...control.trajectory import TrajectoryError
 from ...control.watchdog import FRESH
-from ...control.warmup import CompileMonitor
+from ...control.background import BackgroundKernels, split_groups
+from ...control.warmup import CORE, CompileMonitor, WarmUpProgress
 from ..conversions import (accel_fields, controller_state_message, fill_controller_state, odometry_fields,
                            trajectory_fields)
 from .. import model_params
@@ -178,15 +179,22 @@ class ControllerNode(Node):
                         "finite limits)" % [j for j, v in zip(self.joints, settings.effort_limits)
                                              if not math.isfinite(v)])
 
-        # --- warm-up: compile/load every kernel before publishing anything
-        t0 = time.perf_counter()
-        log.info("loading the kernels (compiling those not in numba's cache: run rne_compile once after installing)")
-        cycle.warm_up(warn=log.warning, stop=STOP)   # KeyboardInterrupt on SIGINT: the runner exits with 0
+        # --- warm-up: compile/load the kernels of every path reachable without a parameter change before
+        # publishing anything; those of the task-space modes and the other bases too where numba's cache holds
+        # them, else a background compiler makes them after the first command (control/background.py)
+        now, later = split_groups(cycle)
+        cycle.warm_up(warn=log.warning, stop=STOP, groups=(CORE,) + now,   # KeyboardInterrupt on SIGINT: exit 0
+                      progress=WarmUpProgress(log, "loading the kernels (compiling those not in numba's cache: run "
+                                                   "rne_compile once after installing)"))
         # from here on nothing may compile: the monitor reports any kernel that does (diagnostics, log)
         self.jit_monitor = CompileMonitor()
         self.jit_monitor.start()
         self._jit_reported = set()
-        log.info("kernels ready in %.2f s" % (time.perf_counter() - t0))
+        self.background = None
+        if later:
+            self.background = BackgroundKernels(cycle, later, log, self.params.get("cpu_affinity") or (),
+                                                on_loaded=lambda g: self.jit_monitor.rebase())
+            self.background.start()
 
         # --- publishers (messages preallocated; numpy views share their buffers)
         self._cmd_pub = self.publishing.create(type(cmd_msg), self.params.get("command_topic"), 10)
@@ -372,7 +380,12 @@ class ControllerNode(Node):
             self._rejected["parameters"] += 1
             self.get_logger().warning("parameter change refused: %s" % e)
             return SetParametersResult(successful=False, reason=str(e))
-        self.cycle.request(settings, changed)
+        try:
+            self.cycle.request(settings, changed)
+        except ValueError as e:   # it needs kernels whose background compile failed
+            self._rejected["parameters"] += 1
+            self.get_logger().warning("parameter change refused: %s" % e)
+            return SetParametersResult(successful=False, reason=str(e))
         return SetParametersResult(successful=True)
 
     # ------------------------------------------------------------ trajectories and the base
@@ -415,6 +428,11 @@ class ControllerNode(Node):
     def _on_diagnostics(self) -> None:
         if self._ready:
             self._diag_pub.publish(diagnostics.message(self))
+
+    def close(self) -> None:
+        """Before the node is destroyed: stop a background compiler still running."""
+        if getattr(self, "background", None) is not None:
+            self.background.stop()
 
 
 def main(args=None) -> int:

@@ -3,6 +3,8 @@ file, recording joint states, odometry and diagnostics, sending joint and platfo
 parameters."""
 from __future__ import annotations
 
+import re
+import sys
 import tempfile
 import threading
 import time
@@ -12,6 +14,7 @@ import numpy as np
 
 from ..conversions import duration_msg, joint_trajectory_message, stamp_to_sec, time_msg
 from ..process import Spawned, console
+from ...control.warmup import PROGRESS_RE
 from ..runner import DEFAULT_EXECUTOR, spin_in_background
 
 
@@ -47,14 +50,77 @@ def _check_alive(procs):
             raise RuntimeError(f"{p.name} exited with {p.proc.returncode}:\n{p.tail()}")
 
 
-def wait_running(dn, procs, n0=0, timeout=30.0):
-    """Wait for 50 commands after the ``n0``-th and a joint state; raise if a process exits or on timeout."""
-    t0 = time.monotonic()
+# rne_demo gives up when neither node has shown progress (a warm-up step, a command) for this long (s)
+STALL_TIMEOUT = 300.0
+
+
+class StartProgress:
+    """The nodes' start-up as their logs show it (:class:`~rne_control.control.warmup.WarmUpProgress`'s
+    lines): per process (step, steps, label, seconds, kernels compiled) or "ready"."""
+
+    def __init__(self, procs):
+        self.procs = procs
+        self.state = {p.name: None for p in procs}
+
+    def poll(self) -> bool:
+        """Read the logs again; True if any node's state changed."""
+        changed = False
+        for p in self.procs:
+            text = p.tail(20000)
+            st = None
+            for m in re.finditer(PROGRESS_RE, text):
+                st = (int(m.group(1)), int(m.group(2)), m.group(3), float(m.group(4)), int(m.group(5)))
+            ready = re.findall(r"kernels ready in ([\d.]+) s \((\d+) compiled", text)
+            if ready:
+                st = ("ready", float(ready[-1][0]), int(ready[-1][1]))
+            if st != self.state[p.name]:
+                self.state[p.name] = st
+                changed = True
+        return changed
+
+    def describe(self, name, bar=False) -> str:
+        st = self.state[name]
+        if st is None:
+            return "%s: starting" % name
+        if st[0] == "ready":
+            return "%s: kernels ready in %.1f s (%d compiled)" % (name, st[1], st[2])
+        k, n, label, t, compiled = st
+        head = "%s %s" % (name, "[" + "#" * (10 * (k - 1) // n) + "." * (10 - 10 * (k - 1) // n) + "]" if bar
+                          else "loading kernels")
+        return "%s %d/%d: %s (%.0f s, %d compiled)" % (head, k, n, label, t, compiled)
+
+
+def wait_running(dn, procs, n0=0, stall=STALL_TIMEOUT):
+    """Wait for 50 commands after the ``n0``-th and a joint state, for as long as the nodes make progress:
+    while they load or compile their kernels, their progress is shown (a line kept up to date on a terminal,
+    else a line per step). Raises if a process exits, or if no node showed progress for ``stall`` s."""
+    prog = StartProgress([p for p in procs if p.name in ("rne_sim", "rne_controller")])
+    tty = sys.stdout.isatty()
+    t0 = last = time.monotonic()
+    seen_cmd = dn.ncmd
+    shown = False
     while dn.ncmd < n0 + 50 or dn.last_state is None:
         _check_alive(procs)
-        if time.monotonic() - t0 > timeout:
-            raise RuntimeError(f"rne_sim / rne_controller did not start within {timeout:g} s")
-        time.sleep(0.05)
+        now = time.monotonic()
+        if prog.poll() or dn.ncmd != seen_cmd:
+            last, seen_cmd = now, dn.ncmd
+            if tty:
+                sys.stdout.write("\r\033[K[rne_demo] " + " | ".join(prog.describe(p.name, bar=True) for p in prog.procs))
+                sys.stdout.flush()
+                shown = True
+            else:
+                for p in prog.procs:
+                    if prog.state[p.name] is not None and prog.state[p.name] != getattr(p, "_shown", None):
+                        p._shown = prog.state[p.name]
+                        print("[rne_demo] " + prog.describe(p.name), flush=True)
+        if now - last > stall:
+            raise RuntimeError("rne_sim / rne_controller made no progress for %.0f s (started %.0f s ago): %s"
+                               % (stall, now - t0, "; ".join(prog.describe(p.name) for p in prog.procs)))
+        time.sleep(0.1)
+    if shown:
+        sys.stdout.write("\n")
+    if time.monotonic() - t0 > 5.0:
+        print("[rne_demo] the nodes started in %.1f s" % (time.monotonic() - t0), flush=True)
 
 
 def wait_until(dn, t, procs=()):

@@ -58,6 +58,7 @@ from std_msgs.msg import Float64MultiArray, String
 
 from ...control.plant import DEFAULT_LOOP_TOLERANCE
 from ...control.simulation import Simulation
+from ...control.warmup import WarmUpProgress
 from .. import model_params
 from ..conversions import time_msg
 from ..params import TypedParameters
@@ -180,7 +181,7 @@ class SimNode(Node):
 
         # compile kernels before anything is published
         t0 = time.monotonic()
-        self.sim.warm_up(self.h, self.rk4)
+        self.sim.warm_up(self.h, self.rk4, progress=WarmUpProgress(self.get_logger(), "loading the kernels"))
         names, _, _, _ = self.sim.joint_states()
         self.get_logger().info(
             f"model '{model.name}' ({plant.kind}): commanding {n} joints {self.joints}"
