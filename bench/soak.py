@@ -491,13 +491,14 @@ def run(args) -> int:
     for (t0, on), t1 in zip(payload_on, [t for t, _ in payload_on[1:]] + [math.inf]):
         if on:
             loaded |= (RT >= t0) & (RT < t1 + ramp_time + RAMP_MARGIN)
+    from rne_control.ros.demo.report import percent_of_limit
     limits = np.asarray(plant.effort_limits, dtype=float)
     r_clean = RV[clean & ~loaded].max(axis=0) if np.any(clean & ~loaded) else np.full(n, np.nan)
     r_all = RV.max(axis=0) if len(RV) else np.full(n, np.nan)
     print("observer r, largest |r| per joint [N m or N] (%% of the effort limit), %d samples:" % len(RT))
     print("  model as simulated, outside ramps, stale periods and %d braking periods of rne_sim (commands more "
           "than %.3f s apart): " % (len(brakes), sim_timeout) + ", ".join(
-        "%.3f (%.2f%%)" % (x, 100 * x / l) for x, l in zip(r_clean, limits)))
+        "%.3f (%s)" % (x, percent_of_limit(x, l, "%.2f%%")) for x, l in zip(r_clean, limits)))
     print("  whole run (a payload the simulation lacks reads as external): " + ", ".join("%.3f" % x for x in r_all))
     print("collision events (collision.reaction %s: %s): %s" % (
         diag_end.get("collision_reaction", "?"), "report only" if diag_end.get("collision_reaction") == "none"

@@ -247,7 +247,8 @@ def gather_finite(src, src_idx, dst, dst_idx):
 def residual_check(r, idx, C):
     """The collision test on the observer's residual, on the rows of C (4, n): threshold, feed-forward ff, the
     residual at the controlled joints and its peak. C[2, j] = r[idx[j]]; C[3, j] = max(C[3, j], |C[2, j]|);
-    returns how many j have |C[2, j] + ff[j]| > threshold[j] (a NaN residual counts)."""
+    returns how many j have |C[2, j] + ff[j]| > threshold[j] (a NaN residual counts, also where the threshold
+    is +inf, "off": see rne_control.control.collision)."""
     hits = 0
     for j in range(idx.shape[0]):
         x = r[idx[j]]

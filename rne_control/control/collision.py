@@ -9,6 +9,11 @@ reaction is ``none`` (report only). The reactions, the torques that replace the 
 * ``gravity``: tau = g(q), the arm floats;
 * ``damp``: tau = g(q) - D qd, it floats and stops (``damping`` D, N m s/rad per joint);
 * ``reflex``: tau = g(q) + K_R r, it yields to the contact (``reflex_gain`` K_R, per joint, >= 0).
+
+A threshold of +inf is "off": that joint has no collision test (the default on a joint without a finite
+effort limit, rne_control.control.settings). A NaN residual still counts as a detection on every joint, an
+"off" one included: NaN is a broken observer, not a force, and a reaction that is set must not stay quiet
+because the thresholds are off.
 """
 from __future__ import annotations
 
@@ -23,22 +28,23 @@ class CollisionError(ValueError):
     """A bad collision setting (the message names the parameter)."""
 
 
-def per_joint(name: str, value, n: int, positive: bool) -> np.ndarray:
-    """``value`` as n finite values (one is repeated), > 0 if ``positive`` else >= 0; CollisionError naming
-    ``name`` otherwise."""
+def per_joint(name: str, value, n: int, positive: bool, off: bool = False) -> np.ndarray:
+    """``value`` as n finite values (one is repeated), > 0 if ``positive`` else >= 0 (with ``off``, +inf
+    too: none); CollisionError naming ``name`` otherwise."""
     x = np.asarray(value, dtype=float).reshape(-1)
     if x.size == 1:
         x = np.full(n, x[0])
     if x.shape != (n,):
         raise CollisionError(f"{name} must be one value or {n} (got {x.size})")
-    if not np.all(np.isfinite(x)) or np.any(x <= 0 if positive else x < 0):
+    if not np.all(np.isfinite(x) | (off & (x == np.inf))) or np.any(x <= 0 if positive else x < 0):
         raise CollisionError(f"{name} must be finite and {'> 0' if positive else '>= 0'} (got {x.tolist()})")
     return x
 
 
 class CollisionMonitor:
-    """Detection on n joints with ``thresholds`` (one or n values, > 0) and a ``reaction`` of
-    :data:`REACTIONS`, with its ``damping`` or ``reflex_gain`` (one or n values, >= 0). ``latched``: a
+    """Detection on n joints with ``thresholds`` (one or n values, > 0; +inf: no test on that joint) and a
+    ``reaction`` of :data:`REACTIONS`, with its ``damping`` or ``reflex_gain`` (one or n values, >= 0; a
+    ``damping`` of +inf means none, refused with ``damp``). ``latched``: a
     reaction is in force; ``joints``: the joint indices that crossed at the latching sample (or, with
     ``none``, at the last sample that detected); ``events``: the detections so far (latches, or with
     ``none`` the samples that went from clear to detected); ``detected``: the last sample detected one."""
@@ -47,9 +53,9 @@ class CollisionMonitor:
         if reaction not in REACTIONS:
             raise CollisionError(f"collision.reaction must be one of {', '.join(REACTIONS)} (got {reaction!r})")
         self.n = n
-        self.thresholds = per_joint("collision.thresholds", thresholds, n, positive=True)
+        self.thresholds = per_joint("collision.thresholds", thresholds, n, positive=True, off=True)
         self.reaction = reaction
-        self.damping = per_joint("collision.damping", damping, n, positive=False)
+        self.damping = per_joint("collision.damping", damping, n, positive=False, off=reaction != "damp")
         self.reflex_gain = per_joint("collision.reflex_gain", reflex_gain, n, positive=False)
         self.latched = False
         self.joints: list = []
@@ -79,7 +85,7 @@ class CollisionMonitor:
         return self.latched
 
     def _over(self, r, tau_ff):
-        """Per joint: |r + tau_ff| over its threshold (a NaN counts)."""
+        """Per joint: |r + tau_ff| over its threshold (a NaN counts, on an "off" joint too)."""
         return ~(np.abs(r if tau_ff is None else r + tau_ff) <= self.thresholds)
 
     def reset(self) -> None:

@@ -65,11 +65,13 @@ class ExternalTorques:
             self.observer = MomentumObserver(self.model, settings.observer_gain.max(), friction=True)
         self.monitor = None
         self.settings = None
+        self._off = ()                      # the joints without a collision test, as last logged
         self.apply(settings)
 
     # ------------------------------------------------------------ settings
     def apply(self, s) -> None:
-        """Install the observer.* and collision.* values of the Settings ``s``; a latched reaction stays."""
+        """Install the observer.* and collision.* values of the Settings ``s``; a latched reaction stays. Logs
+        once (again when they change) the joints without a collision test while the observer runs."""
         old = self.settings
         self.settings = s
         self.enabled = s.observer_enabled and self.observer is not None
@@ -88,6 +90,11 @@ class ExternalTorques:
             m.joints, m.events = self.monitor.joints, self.monitor.events
         self.monitor = m
         self._C[0] = m.thresholds
+        off = s.collision_off if self.enabled else ()
+        if off and off != self._off and self.log is not None:
+            self.log.warning("collision detection off for joints %s: no finite effort limit; set "
+                             "collision.thresholds" % ", ".join(off))
+        self._off = off
 
     def reset(self) -> None:
         """r = 0; the next state starts the integration again (activation, stale period, payload, gravity)."""

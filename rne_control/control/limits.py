@@ -6,6 +6,13 @@ import numpy as np
 from . import _kernels as K
 
 
+def model_limits(limits) -> np.ndarray:
+    """A model's or plant's effort limits as the controller and rne_sim use them: a copy, +inf (none) where a
+    limit is not > 0 (unset)."""
+    a = np.array(limits, dtype=float).reshape(-1)
+    return np.where(a > 0, a, np.inf)
+
+
 def check_limits(limits, n: int) -> np.ndarray:
     """Validate effort limits: n positive values (inf allowed, NaN not). Returns a float array."""
     a = np.asarray(limits, dtype=float).reshape(-1)

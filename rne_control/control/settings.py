@@ -14,13 +14,15 @@ import numpy as np
 
 from .collision import REACTIONS, CollisionError, per_joint
 from .laws import BASE_VELOCITY_SOURCES, BASES, MODES, default_gains
-from .limits import check_limits
+from .limits import check_limits, model_limits
 from .observer import WRENCH_DAMPING, ObserverError, check_gain
 from .task import settings as task
 from .task.law import default_frame
 from .watchdog import ON_STALE
 
 TORQUE_SOURCES = ("commanded", "measured")
+# the defaults derived from each joint's effort limit; where that limit is infinite, none (+inf): no
+# collision test on that joint (``collision_off``), and no damping, so that ``damp`` is refused there
 THRESHOLD_FRACTION = 0.2   # default collision threshold: this fraction of each joint's effort limit
 DAMP_TIME = 0.1            # s: default collision.damping D = DAMP_TIME x effort limit (per rad/s or m/s)
 
@@ -98,9 +100,7 @@ class Settings:
         self.payload = (link, mass, tuple(com), tuple(inertia)) if (link and mass > 0.0) else None
         self.friction_compensation = bool(values["friction_compensation"])
         if values["effort_limits"] is None:
-            self.effort_limits = np.asarray(plant.effort_limits, dtype=float)
-            if np.any(~(self.effort_limits > 0)):
-                self.effort_limits = np.where(self.effort_limits > 0, self.effort_limits, np.inf)
+            self.effort_limits = model_limits(plant.effort_limits)
         else:
             self.effort_limits = check_limits(values["effort_limits"], nc)
         self.state_timeout = float(values["state_timeout"])
@@ -143,13 +143,12 @@ class Settings:
                 raise ValueError("observer.wrench_frame %r is not a frame the controlled joints move (frames: %s)"
                                  % (frame, ", ".join(sorted(model.link_frames))))
         self.wrench_frame = frame
-        limits = self.effort_limits
+        limits = self.effort_limits      # > 0, +inf where a joint has none: the derived defaults are +inf there
         try:
             self.collision_thresholds = (THRESHOLD_FRACTION * limits if values["collision.thresholds"] is None
                                          else per_joint("collision.thresholds", values["collision.thresholds"], nc,
                                                         positive=True))
-            self.collision_damping = (np.where(np.isfinite(limits), DAMP_TIME * limits, 1.0)
-                                      if values["collision.damping"] is None
+            self.collision_damping = (DAMP_TIME * limits if values["collision.damping"] is None
                                       else per_joint("collision.damping", values["collision.damping"], nc, False))
             self.collision_reflex_gain = per_joint("collision.reflex_gain", values["collision.reflex_gain"], nc,
                                                    positive=False)
@@ -163,6 +162,14 @@ class Settings:
             raise ValueError("collision.reaction %r needs the momentum observer, which is %s"
                              % (self.collision_reaction, "disabled (observer.enabled)" if self.observer_available
                                 else "not available: " + plant.rigid_tree_unavailable))
+        undamped = [j for j, d in zip(plant.joint_names, self.collision_damping) if not math.isfinite(d)]
+        if self.collision_reaction == "damp" and undamped:
+            raise ValueError("collision.reaction damp needs a finite collision.damping for every controlled joint; "
+                             "%s ha%s no finite effort limit to derive it from: set collision.damping"
+                             % (", ".join(undamped), "s" if len(undamped) == 1 else "ve"))
+        # the joints without a collision test (no finite effort limit and no collision.thresholds given)
+        self.collision_off = tuple(j for j, x in zip(plant.joint_names, self.collision_thresholds)
+                                   if math.isinf(x))
 
     @classmethod
     def of(cls, plant, period: Optional[float] = None, **values) -> "Settings":

@@ -77,6 +77,7 @@ from ..identification.differentiate import differentiate
 from ..identification.record import load_record
 from ..model import load_model
 from ..model.errors import InputError
+from .limits import model_limits
 from .observer import MomentumObserver
 
 TORQUE_SOURCES = ("commanded", "measured")
@@ -287,7 +288,7 @@ def collision_thresholds(model, rec, joints=None, gain=50.0, margin=1.5, floor_f
             np.maximum(peak, np.abs(r[ctrl]), out=peak)
             used += 1
 
-    limits = np.asarray(model.effort_limits, dtype=float)[ctrl]
+    limits = model_limits(model.effort_limits)[ctrl]
     floors = np.where(np.isfinite(limits), floor_fraction * limits, np.nan)
     thresholds, rules, notes = np.empty(len(joints)), [], []
     for i, j in enumerate(joints):
@@ -301,9 +302,10 @@ def collision_thresholds(model, rec, joints=None, gain=50.0, margin=1.5, floor_f
             notes.append(f"joint '{j}' has no finite effort limit: its threshold is margin * max|r| = {scaled:.6g} "
                          f"alone, with no floor")
         if not (math.isfinite(thresholds[i]) and thresholds[i] > 0):
+            fix = ("record a run that moves it, or give it a finite effort limit" if not math.isfinite(floors[i])
+                   else "give a --floor-fraction > 0")
             raise InputError(f"joint '{j}': the threshold would be {thresholds[i]!r} (max|r| {peak[i]!r}, floor "
-                             f"{_fmt_floor(floors[i])}); a threshold must be > 0: give it an effort limit or a "
-                             f"--floor-fraction > 0")
+                             f"{_fmt_floor(floors[i])}); a threshold must be > 0: {fix}")
     return Thresholds(joints=joints, max_residual=peak, thresholds=thresholds, floors=floors, rules=rules,
                       gain=gain, margin=margin, floor_fraction=floor_fraction, torque_key=key, velocity=velocity,
                       t_skip=t_skip, samples=len(t), used=used, duration=float(t[-1] - t[0]), warnings=notes)

@@ -102,7 +102,9 @@ def excitation_trajectory(model, period, harmonics, joints=None, q_center=None, 
             moving[model.joint_index(j)] = True
     lims = model.position_limits
     if q_center is None:
-        center = np.where(np.isfinite(lims).all(axis=1), lims.mean(axis=1), 0.0)
+        finite = np.isfinite(lims).all(axis=1)
+        center = np.zeros(n)
+        center[finite] = lims[finite].mean(axis=1)
     else:
         center = np.asarray(q_center, float).reshape(-1)
         if center.shape != (n,) or not np.isfinite(center).all():

@@ -32,6 +32,12 @@ def _num(d, key, where, default=0.0):
     return val
 
 
+def _limit(d, key, where):
+    """An effort or velocity limit: inf (none) where absent or not > 0, as the URDF loader reads them."""
+    val = _num(d, key, where, np.inf)
+    return val if val > 0 else np.inf
+
+
 def _vec3(d, key, where):
     val = d.get(key, [0.0, 0.0, 0.0])
     try:
@@ -210,8 +216,8 @@ def load_dh(path_or_dict, floating_base=None, joints=None, locked=None):
             name, parent=names[parent], joint_name=str(e.get("joint_name", f"joint{i}")), joint_type=jt,
             T_joint=T_joint, axis=(0.0, 0.0, 1.0), T_post=T_post, inertial=_inertial(e, where),
             rotor=_num(e, "rotor_inertia", where), viscous=_num(e, "viscous", where),
-            coulomb=_num(e, "coulomb", where), effort=_num(e, "effort_limit", where, np.inf),
-            velocity=_num(e, "velocity_limit", where, np.inf), lower=_num(e, "lower_limit", where, -np.inf),
+            coulomb=_num(e, "coulomb", where), effort=_limit(e, "effort_limit", where),
+            velocity=_limit(e, "velocity_limit", where), lower=_num(e, "lower_limit", where, -np.inf),
             upper=_num(e, "upper_limit", where, np.inf)))
         names.append(name)
         _passive_keys(e, where, jt, links[-1].joint_name, elastic, actuated)

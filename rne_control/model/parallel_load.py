@@ -156,6 +156,10 @@ def load_parallel(source):
     A, b, limits = np.array(A), np.array(b), np.array(limits)
     home = doc.get("home")
     if home is None:
+        if not np.all(np.isfinite(limits)):
+            raise ModelError(f"{where0}: 'home' is needed where a stroke is unbounded (upper_limit of leg(s) "
+                             f"{[n for n, lim in zip(names, limits) if not np.isfinite(lim).all()]}): the "
+                             f"default home is mid-stroke")
         home_pose = _home(A, b, limits)
     else:
         _mapping(home, "home", HOME_KEYS)

@@ -81,9 +81,12 @@ observer.gain             double[]    [50.0]                        K_O, 1/s: on
 observer.torque_source    string      commanded                     commanded | measured (/joint_states efforts)
 observer.wrench_frame     string      "" (last joint's child link)  frame of ~/external_wrench
 observer.wrench_damping   double      0.001                         lambda of the damped pseudo-inverse (m, 1)
-collision.thresholds      double[]    unset: 20 % of effort_limits  N m or N, one value or one per joint, > 0
+collision.thresholds      double[]    unset: 20 % of effort_limits  N m or N, one value or one per joint, > 0;
+                                                                    unset: no test where a limit is infinite
 collision.reaction        string      none                          none | gravity | damp | reflex
-collision.damping         double[]    unset: 0.1 s x effort_limits  damp: D, N m s/rad or N s/m per joint
+collision.damping         double[]    unset: 0.1 s x effort_limits  damp: D, N m s/rad or N s/m per joint;
+                                                                    unset: none where a limit is infinite
+                                                                    (damp is then refused)
 collision.reflex_gain     double[]    [1.0]                         reflex: K_R per joint, >= 0
 cartesian_stiffness       double[6]   [200, 200, 200, 20, 20, 20]   impedance K, N/m and N m/rad, base axes
 cartesian_damping_ratio   double[]    [1.0]                         zeta, one or 6 values, > 0
@@ -189,11 +192,11 @@ RUNTIME_SPECS = [
     Spec("observer.wrench_damping", T.DOUBLE, DEFAULTS["observer.wrench_damping"],
          "damping of the wrench's pseudo-inverse (m, 1)", constraints=">= 0"),
     Spec("collision.thresholds", T.DOUBLE_ARRAY, DEFAULTS["collision.thresholds"],
-         "collision thresholds on |r|, N m or N (unset: 20 % of the effort limits)"),
+         "collision thresholds on |r|, N m or N (unset: 20 % of the effort limits; no test where one is infinite)"),
     Spec("collision.reaction", T.STRING, DEFAULTS["collision.reaction"], "reaction to a collision",
          choices=list(REACTIONS)),
     Spec("collision.damping", T.DOUBLE_ARRAY, DEFAULTS["collision.damping"],
-         "damp reaction's D per joint (unset: 0.1 s x the effort limits)"),
+         "damp reaction's D per joint (unset: 0.1 s x the effort limits; none where one is infinite)"),
     Spec("collision.reflex_gain", T.DOUBLE_ARRAY, DEFAULTS["collision.reflex_gain"],
          "reflex reaction's K_R per joint"),
     Spec("cartesian_stiffness", T.DOUBLE_ARRAY, DEFAULTS["cartesian_stiffness"],

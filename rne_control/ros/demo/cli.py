@@ -45,7 +45,7 @@ import numpy as np
 from ..paths import resolve_model_file
 from .motions import TASK_LABELS, TASK_UNITS, out_and_back, platform_sines
 from .node import DemoNode, spawn, wait_running
-from .report import plot, print_report
+from .report import percent_of_limit, plot, print_report
 from .robots import ROBOTS, config_plant, mass_diagonal
 from .session import Session, log, phase_once_fresh
 
@@ -167,7 +167,7 @@ def main(argv=None):
             limits = np.asarray(ctl_cfg.get("effort_limits") or config_plant(model, ctl_cfg).effort_limits, float)
             print("External torque estimate in free motion (momentum observer, /diagnostics): largest |r| "
                   "per joint, % of the effort limit: " + ", ".join(
-                      f"{j} {100 * x / lim:.2f}" for j, x, lim in zip(joints, dn.r_peak, limits)))
+                      f"{j} {percent_of_limit(x, lim)}" for j, x, lim in zip(joints, dn.r_peak, limits)))
             print()
         title = {"ffsr": "FFSR: computed torque with a free-floating vs a fixed-base model",
                  "gough_stewart": "Gough-Stewart platform: pose error, gravity + PD vs computed torque",

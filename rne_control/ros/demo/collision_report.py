@@ -9,6 +9,8 @@ import math
 
 import numpy as np
 
+from .report import largest_fraction
+
 STEADY = 0.5        # s: the end of a run over which r is compared with the truth (when the force is steady)
 
 
@@ -86,7 +88,7 @@ def analyse(model, frame, joints, thresholds, limits, k_o, dt, states, r_series,
         removed = wrench["change"](recorded, onset, wrench["w"])
         w["end"] = removed - dt if removed is not None else math.nan   # the first step without it starts
         before = (t_r >= w["start"] - 0.4) & (t_r < w["start"])
-        w["rest_r"] = float(np.max(np.abs(r[before]) / limits)) if before.any() else math.nan
+        w["rest_r"] = largest_fraction(r[before], limits)
         w["t_det"], w["joints_over"], w["consecutive"] = _detection(t_r, r, thresholds, onset, dt)
         if w["t_det"] is not None:
             w["delay"] = w["t_det"] - w["start"]
@@ -128,7 +130,7 @@ def analyse(model, frame, joints, thresholds, limits, k_o, dt, states, r_series,
         run["final"] = float(Fn[-1]) if Fn.size else math.nan
         # free motion: r from the start of the run to the contact
         free = (t_r >= start) & (t_r < (run["onset"] if run["onset"] is not None else end))
-        run["free_r"] = float(np.max(np.abs(r[free]) / limits)) if free.any() else math.nan
+        run["free_r"] = largest_fraction(r[free], limits)
         run["t_det"], run["joints_over"], run["consecutive"] = _detection(t_r[win_r], r[win_r], thresholds, start, dt)
         i_truth = _first_over(truth, thresholds)
         run["truth_over"] = float(tF[i_truth]) if i_truth is not None else None
@@ -151,6 +153,11 @@ def analyse(model, frame, joints, thresholds, limits, k_o, dt, states, r_series,
 
 def _ms(x):
     return f"{1e3 * x:.1f} ms"
+
+
+def _pct(x):
+    """A fraction of the effort limits in percent ("-": none, no finite limit or no sample)."""
+    return f"{100 * x:.3f}" if math.isfinite(x) else "-"
 
 
 def print_collision_report(res, sc):
@@ -177,7 +184,7 @@ def print_collision_report(res, sc):
     else:
         cyc = round(w["delay"] / dt)
         flag = "ok" if w["delay"] <= bound + 1e-9 else "over"
-        print(f"  r before it: largest |r| {100 * w['rest_r']:.3f} % of the effort limits")
+        print(f"  r before it: largest |r| {_pct(w['rest_r'])} % of the effort limits")
         print(f"  onset {w['start']:.3f} s (it acts from the step ending at the state of {w['onset']:.3f} s), "
               f"held {_ms(w['end'] - w['start'])}, "
               f"detected at the state of {w['t_det']:.3f} s ({', '.join(joints[j] for j in w['joints_over'])})"
@@ -206,7 +213,7 @@ def print_collision_report(res, sc):
             delay = "-"
         dtr = f"{round(run['delay_truth'] / dt)} cyc" if "delay_truth" in run else "-"
         print(f"{run['label']:<16}{onset:>11}{det:>14}{delay:>16}{dtr:>18}{run['peak']:>12.2f}{run['final']:>13.2f}"
-              f"{100 * run['free_r']:>9.3f}%")
+              f"{_pct(run['free_r']):>9}%")
     print("(times from the start of each run's motion; delay in cycles of "
           f"{_ms(dt)}; free |r|: the largest |r| before the contact, % of the effort limits)")
     for run in res["runs"]:

@@ -7,6 +7,21 @@ import math
 import numpy as np
 
 
+def percent_of_limit(value, limit, fmt="%.2f") -> str:
+    """|value| in percent of ``limit`` (as ``fmt``), or "no limit" where the limit is not finite and
+    > 0: never a division by an infinite limit shown as 0."""
+    return fmt % (100.0 * abs(value) / limit) if math.isfinite(limit) and limit > 0 else "no limit"
+
+
+def largest_fraction(values, limits) -> float:
+    """The largest |value| / limit over the rows of ``values`` (rows of n) at the joints with a finite limit
+    (NaN where none has one or there is no row)."""
+    limits = np.asarray(limits, float)
+    finite = np.isfinite(limits) & (limits > 0)
+    v = np.abs(np.asarray(values, float).reshape(-1, limits.size))[:, finite]
+    return float((v / limits[finite]).max()) if v.size else math.nan
+
+
 def _rms(e):
     return math.sqrt(float(np.mean(np.square(e))))
 

@@ -29,6 +29,15 @@ from ..runner import spin_in_background
 TRAJ_DT = 0.02  # s between trajectory points (the controller interpolates quintically)
 
 
+def start_move_duration(velocity_limits, q_now, q_start) -> float:
+    """The duration (s) of the min-jerk move from ``q_now`` to the excitation's start ``q_start``: at least 2 s,
+    its peak speed (15/8 of the mean) at most half of each joint's velocity limit, or of 1 rad/s (m/s) where
+    a joint has none."""
+    v = np.asarray(velocity_limits, dtype=float)
+    vmax = np.where(np.isfinite(v) & (v > 0), v, 1.0)
+    return max(2.0, float(np.max(1.875 * np.abs(np.asarray(q_start) - np.asarray(q_now)) / (0.5 * vmax))))
+
+
 def controller_section(params_file, node="rne_controller"):
     """The ``ros__parameters`` of ``node`` in a ROS 2 parameter file (``/**/node``, ``node`` or ``/node``)."""
     import yaml
@@ -140,8 +149,7 @@ def record(args, ros_args):
         with rec.lock:
             q_now = rec.rows[-1][1]
         q_start = ex(0.0)[0]
-        vmax = np.where(np.isfinite(model.velocity_limits), model.velocity_limits, 1.0)
-        T_move = max(2.0, float(np.max(1.875 * np.abs(q_start - q_now) / (0.5 * vmax))))
+        T_move = start_move_duration(model.velocity_limits, q_now, q_start)
         T_exc = args.periods * args.period
         t0 = rec.now() + args.lead
         rec.send(t0, [(lambda t: min_jerk(t, T_move, q_now, q_start), T_move), (ex, T_exc)])

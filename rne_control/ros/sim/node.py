@@ -56,6 +56,7 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
+from ...control.limits import model_limits
 from ...control.plant import DEFAULT_LOOP_TOLERANCE
 from ...control.simulation import Simulation
 from ...control.warmup import WarmUpProgress
@@ -141,8 +142,8 @@ class SimNode(Node):
         if np.any(damping < 0):
             raise ValueError("joint_damping must be >= 0")
         lim = self._vec("effort_limits", n, np.inf)
-        if p["effort_limits"] is None:
-            lim = np.asarray(plant.effort_limits, dtype=float).copy()
+        if p["effort_limits"] is None:   # the model's, as rne_controller takes them (inf: unclamped)
+            lim = model_limits(plant.effort_limits)
         if np.any(np.isnan(lim)) or np.any(lim <= 0):
             raise ValueError("effort_limits must be > 0")
         self.effort_limits = lim
