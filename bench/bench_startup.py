@@ -10,7 +10,12 @@ its set-up step, then a warm start (the OS caches warm too):
   ``rne_compile``;
 * ``dev`` (with ``--dev``): this checkout's own console script and cache (after ``make install``);
 * ``cold`` (with ``--cold``): this checkout with an empty NUMBA_CACHE_DIR, no set-up step (what a
-  node pays without ahead-of-time compilation).
+  node pays without ahead-of-time compilation);
+* ``--cold-sim puma560,arm7,panda:cartesian_impedance``: the same cold start of ``rne_controller`` (in the mode
+  given after the colon) with ``rne_sim`` from the same config starting beside it, also cold, feeding the
+  states: what a fresh install meets. It watches the commands until the controller's background compiler has
+  loaded the kernels it deferred (the task-space modes: ``rne_control.control.background``), and reports the
+  largest gap between commands meanwhile.
 
 After the first command it records every command for ``--watch`` seconds and reports the largest gap.
 
@@ -50,7 +55,7 @@ def sh(cmd, **kw):
 class Probe:
     """Publishes puma560 joint states at 200 Hz and records the arrival time of every command."""
 
-    def __init__(self):
+    def __init__(self, publish=True):
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
         from sensor_msgs.msg import JointState
@@ -62,9 +67,10 @@ class Probe:
         self.times = []
         self.node.create_subscription(Float64MultiArray, "/effort_controller/commands",
                                       lambda m: self.times.append(time.monotonic()), 1000)
-        pub = self.node.create_publisher(JointState, "/joint_states", 10)
-        js = JointState(name=PUMA_J, position=[0.1, 0.5, -0.3, 0.0, 0.2, 0.0], velocity=[0.0] * 6)
-        self.node.create_timer(0.005, lambda: pub.publish(js))
+        if publish:
+            pub = self.node.create_publisher(JointState, "/joint_states", 10)
+            js = JointState(name=PUMA_J, position=[0.1, 0.5, -0.3, 0.0, 0.2, 0.0], velocity=[0.0] * 6)
+            self.node.create_timer(0.005, lambda: pub.publish(js))
         self.ex = SingleThreadedExecutor(context=self.ctx)
         self.ex.add_node(self.node)
         self._stop = False
@@ -106,6 +112,49 @@ def first_command(probe, argv, env, watch, timeout=300.0):
         p.wait(timeout=20)
 
 
+def cold_with_sim(probe, config, mode, watch_max=600.0):
+    """rne_sim and rne_controller (``mode``) from ``config``, both cold (an empty NUMBA_CACHE_DIR): (seconds to
+    the first command, seconds to the controller's background kernels loaded (None: none deferred), largest gap
+    between commands from the first one until then (at least 5 s of commands), commands)."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=tempfile.mkdtemp(prefix="bench_startup_cold_"))
+    bindir = Path(sys.executable).parent
+    cfg = REPO / "config" / config
+    logs = [tempfile.NamedTemporaryFile(prefix=name, suffix=".log", delete=False) for name in ("sim", "ctl")]
+    probe.times.clear()
+    t0 = time.monotonic()
+    procs = [subprocess.Popen([str(bindir / exe), "--ros-args", "--params-file", str(cfg)] + extra, env=env,
+                              stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+             for exe, extra, log in (("rne_sim", [], logs[0]),
+                                     ("rne_controller", ["-p", "mode:=%s" % mode, "-p", "gc_freeze:=false"], logs[1]))]
+    t_loaded = None
+    try:
+        while not probe.times:
+            if any(p.poll() is not None for p in procs):
+                raise RuntimeError("a node exited: " + Path(logs[1].name).read_text()[-3000:])
+            if time.monotonic() - t0 > watch_max:
+                raise TimeoutError("no command within %.0f s" % watch_max)
+            time.sleep(0.01)
+        t_first = probe.times[0] - t0
+        while time.monotonic() - t0 < watch_max:
+            text = Path(logs[1].name).read_text(errors="replace")
+            deferred = "in the background (pid" in text
+            if t_loaded is None and deferred and "are loaded (" in text:
+                t_loaded = time.monotonic() - t0
+            if "background compile of the" in text:
+                raise RuntimeError("the background compile failed: " + text[-3000:])
+            if (t_loaded is not None or not deferred) and time.monotonic() - t0 > t_first + 5.0:
+                break
+            time.sleep(0.1)
+        ts = list(probe.times)
+        gap = max((b - a for a, b in zip(ts, ts[1:])), default=float("nan"))
+        return t_first, t_loaded, gap, len(ts)
+    finally:
+        for p in procs:
+            os.killpg(p.pid, signal.SIGINT)
+        for p in procs:
+            p.wait(timeout=30)
+
+
 def controller_argv(exe, params):
     return [str(exe), "--ros-args", "--params-file", str(params), "-p", "gc_freeze:=false"]
 
@@ -116,6 +165,8 @@ def main():
     ap.add_argument("--dev", action="store_true", help="also start this checkout's installed console script")
     ap.add_argument("--cold", action="store_true", help="also start this checkout with an empty cache")
     ap.add_argument("--watch", type=float, default=3.0, help="s of commands to record after the first")
+    ap.add_argument("--cold-sim", default="", help="comma-separated robot[:mode], e.g. puma560,arm7,"
+                    "panda:cartesian_impedance: cold starts beside rne_sim (see the module docstring)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary installs")
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench_startup_"))
@@ -123,6 +174,20 @@ def main():
     base_env.pop("NUMBA_CACHE_DIR", None)
     bindir = Path(sys.executable).parent
     base_env["PATH"] = "%s%s%s" % (bindir, os.pathsep, base_env.get("PATH", ""))
+    if a.cold_sim:
+        probe = Probe(publish=False)
+        print("| config | mode | first command after start (s) | deferred kernels loaded (s) | largest gap from the "
+              "first command until then (ms) | commands | load average |")
+        print("|---|---|---|---|---|---|---|")
+        try:
+            for item in a.cold_sim.split(","):
+                robot, _, mode = item.partition(":")
+                t, tl, gap, n = cold_with_sim(probe, "%s_controller.yaml" % robot, mode or "computed_torque")
+                print("| %s | %s | %.1f | %s | %.1f | %d | %.1f |" % (robot, mode or "computed_torque", t,
+                      "-" if tl is None else "%.1f" % tl, 1e3 * gap, n, os.getloadavg()[0]), flush=True)
+        finally:
+            probe.close()
+        return
     probe = Probe()
     rows = []
 

@@ -54,8 +54,11 @@ def compiled_kernels():
         rc.base_twist_from_momentum(m, x, q)
         rc.floating_forward_dynamics(m, x, q, q, np.zeros(6))
     _kernels.warm_up()
-    from rne_control.compile import compile_all   # and what rne_compile compiles: the other kinds' paths
-    compile_all()
+    # and what rne_compile compiles, as a user runs it (its groups in processes of their own): the other kinds'
+    # paths, which the node processes then load; its manifest lets them load the deferrable groups at start
+    import subprocess
+    r = subprocess.run([sys.executable, "-m", "rne_control.compile", "-q"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
 
 
 # A test that starts node processes and talks to them over DDS shares the two cores with them: on a loaded
@@ -121,6 +124,9 @@ def ros_procs(tmp_path, compiled_kernels):
         yield launcher
     finally:
         launcher.stop_all()
+    # after rne_compile (compiled_kernels), no node compiles anything at start, whatever its kind, mode or base
+    compiled = launcher.compiled_at_start()
+    assert not compiled, "nodes compiled kernels at start after rne_compile: %s\n%s" % (compiled, launcher.logs())
 
 
 @pytest.fixture

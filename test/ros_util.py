@@ -15,6 +15,7 @@ Typical use::
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -339,12 +340,25 @@ class ProcessLauncher:
         if env:
             full_env.update(env)
         p = NodeProcess(tag, argv, self.workdir / f"{tag}.log", env=full_env, cwd=str(self.workdir))
+        p.env_override = env
         self.procs.append(p)
         return p
 
     def stop_all(self):
         for p in reversed(self.procs):
             p.stop(timeout=8.0)
+
+    def compiled_at_start(self) -> dict:
+        """{process: kernels compiled in its warm-up} of the nodes started on the session's cache (no
+        NUMBA_CACHE_DIR of their own) that compiled any (their "kernels ready ... (N compiled" line)."""
+        out = {}
+        for p in self.procs:
+            if "NUMBA_CACHE_DIR" in (p.env_override or {}):
+                continue
+            m = re.findall(r"kernels ready in [\d.]+ s \((\d+) compiled", p.log())
+            if m and int(m[-1]) > 0:
+                out[p.name] = int(m[-1])
+        return out
 
     def logs(self) -> str:
         out = []

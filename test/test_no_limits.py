@@ -189,9 +189,12 @@ def case_effort_limits():
     assert lim.apply(tau) == 1
     np.testing.assert_array_equal(tau, [50.0, -1e6, 1e6])
     link = {"joint": "revolute", "a": 0.3, "alpha": 0.0, "d": 0.0, "theta": 0.0, "mass": 1.0, "com": [0.1, 0.0, 0.0]}
-    for given in ({}, {"effort_limit": 0.0, "velocity_limit": 0.0}, {"effort_limit": -1.0}):
-        model = rc.load_dh({"name": "one", "convention": "standard", "links": [{**link, **given}]})   # absent, 0, < 0
+    for given in ({}, {"effort_limit": 0.0, "velocity_limit": 0.0}):
+        model = rc.load_dh({"name": "one", "convention": "standard", "links": [{**link, **given}]})   # absent, 0
         assert math.isinf(model.effort_limits[0]) and math.isinf(model.velocity_limits[0])
+    for key in ("effort_limit", "velocity_limit"):   # a negative limit is a mistake: refused, naming it
+        with pytest.raises(ModelError, match=key + "' must be >= 0"):
+            rc.load_dh({"name": "one", "convention": "standard", "links": [{**link, key: -1.0}]})
 
 
 def case_collision_thresholds():

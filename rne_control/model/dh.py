@@ -33,8 +33,11 @@ def _num(d, key, where, default=0.0):
 
 
 def _limit(d, key, where):
-    """An effort or velocity limit: inf (none) where absent or not > 0, as the URDF loader reads them."""
+    """An effort or velocity limit: inf (none) where absent or 0, as the URDF loader reads <limit effort="0">;
+    a negative one is refused."""
     val = _num(d, key, where, np.inf)
+    if val < 0:
+        raise ModelError(f"{where}: '{key}' must be >= 0 (0 or absent: no limit), got {val!r}")
     return val if val > 0 else np.inf
 
 
