@@ -199,14 +199,12 @@ def test_parallel_model_is_refused():
 
 
 def test_rne_compile_compiles_the_new_kernels(monkeypatch):
-    """rne_compile prepares the momentum/Coriolis kernels (both entry points) and the frame kernel."""
+    """rne_compile's dynamics group prepares the momentum/Coriolis kernels (both entry points) and the frame kernel."""
     from rne_control import compile as rc_compile
     from rne_control.dynamics import calls, frames, momentum_coriolis
     prepared = []
     monkeypatch.setattr(calls, "prepare", lambda kernel, sigs: prepared.append(kernel))
-    monkeypatch.setattr(rc_compile, "_warm_up_cycle", lambda plant: None)
-    monkeypatch.setattr(rc_compile, "_warm_up_other_plants", lambda verbose: None)
-    rc_compile.compile_all()
+    rc_compile._group("dynamics")
     for kernel in (momentum_coriolis.momentum_coriolis_one, momentum_coriolis.momentum_coriolis_many,
                    frames.frame_many):
         assert kernel in prepared, kernel

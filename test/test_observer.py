@@ -400,12 +400,16 @@ def test_warm_up_leaves_nothing_to_compile(arm):
 
 
 def test_rne_compile_warms_the_observer(monkeypatch):
-    """rne_compile runs the observer's warm-up (the compiled update and its checked path)."""
+    """rne_compile's tree group runs each plant's cycle warm-up, whose core steps include the observer's (the
+    compiled update and its checked path)."""
     from rne_control import compile as rc_compile
-    from rne_control.control import observer
+    from rne_control.control.warmup import CORE, cycle_steps
     seen = []
-    monkeypatch.setattr(observer, "warm_up", lambda model, *a, **k: seen.append(model))
-    monkeypatch.setattr(rc_compile, "_warm_up_cycle", lambda plant: None)
-    monkeypatch.setattr(rc_compile, "_warm_up_other_plants", lambda verbose: None)
-    rc_compile.compile_all()
-    assert len(seen) == 1
+    monkeypatch.setattr(rc_compile, "_cycle_and_sim", lambda plant, groups: seen.append((plant, groups)))
+    rc_compile._group("tree")
+    assert len(seen) == 2 and all(CORE in groups for _, groups in seen)
+    from rne_control.control.cycle import ControlCycle
+    from rne_control.control.settings import Settings
+    plant = seen[0][0]
+    labels = [label for label, _ in cycle_steps(ControlCycle(plant, Settings.of(plant)), (CORE,))]
+    assert "the momentum observer" in labels, labels

@@ -6,8 +6,11 @@ source, friction setting, trajectory kind, ramp and on_stale path, and reads the
 the signatures that rne_control's numba dispatchers gained after "kernels ready" (dispatcher
 signatures and numba's compile events, reported in /diagnostics).
 """
+import contextlib
+import fcntl
 import gc
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -48,25 +51,50 @@ def _trajectory(q0, kind, t_end=0.05):
     return msg
 
 
-def test_nothing_compiles_after_kernels_ready(ros_procs, ros_node, tmp_path):
+@pytest.fixture(scope="module")
+def cold_cache(tmp_path_factory):
+    """An empty NUMBA_CACHE_DIR shared by this module's cold starts (a later one loads what an earlier one
+    compiled for the same kinds of kernels)."""
+    return tmp_path_factory.mktemp("numba_cache")
+
+
+def _background_lock(cache):
+    """The file whose lock a node's background compiler takes in ``cache`` (rne_control.compile.background)."""
+    code = "from rne_control.kernel_cache import manifest_path; print(manifest_path())"
+    r = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, NUMBA_CACHE_DIR=str(cache)),
+                       capture_output=True, text=True, check=True)
+    d = os.path.dirname(r.stdout.strip().splitlines()[-1])
+    os.makedirs(d, exist_ok=True)
+    from rne_control.kernel_cache import LOCK
+    return os.path.join(d, "rne_compile_background." + LOCK)
+
+
+@contextlib.contextmanager
+def holding(path):
+    """Hold the flock of ``path`` (as another background compiler would): a node's background compiler waits."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def test_nothing_compiles_after_kernels_ready(ros_procs, ros_node, cold_cache):
+    """Cold (an empty cache), the free-floating robot: the node starts with the kernels of its base and defers
+    the other bases' to its background compiler; a switch to another base waits for them (the base in effect
+    stays, the log says why) and comes in once they are loaded. Then every mode, base, velocity source,
+    friction setting, trajectory kind and on_stale path: nothing compiles after "kernels ready"."""
     from diagnostic_msgs.msg import DiagnosticArray
     from trajectory_msgs.msg import JointTrajectory
 
-    cache = tmp_path / "numba_cache"
-    cache.mkdir()
     rate = 100.0
-    ctl = ros_procs.start("rne_controller", params={
-        "model_file": FFSR, "use_sim_time": True, "gc_freeze": False, "rate": rate, "base": "fixed",
-        "ramp_time": 0.03, "state_timeout": 0.05, "on_stale": "hold", "effort_limits": [1e3] * 6,
-        "state_publish_rate": 0.0}, env={"NUMBA_CACHE_DIR": str(cache)})
+    lock = _background_lock(cold_cache)
     diags = ros_node.collect(DiagnosticArray, "/diagnostics")
     ls = Lockstep(ros_node, rate)
     traj_pub = ros_node.publisher(JointTrajectory, "/rne_controller/joint_trajectory", 10)
     q = np.array([0.1, 0.5, -0.8, 0.2, 0.4, -0.1])
     qd = np.array([0.2, -0.1, 0.3, 0.1, -0.2, 0.1])
-    ls.start(J, q, qd, timeout=400.0, procs=[ctl])       # compiles every kernel from scratch
-    assert "kernels ready" in ctl.log()
-    assert os.listdir(cache), "the node did not use the empty NUMBA_CACHE_DIR"
 
     def set_params(**p):
         res = ros_node.set_parameters("/rne_controller", p)
@@ -75,6 +103,28 @@ def test_nothing_compiles_after_kernels_ready(ros_procs, ros_node, tmp_path):
     def run(steps, with_velocity=True):
         for _ in range(steps):
             ls.step(J, q, qd if with_velocity else None)
+
+    def diag_after_now():
+        n0 = len(diags)
+        assert ros_node.wait_for(lambda: len(diags) > n0 + 1, 10.0, procs=[ctl])
+        return _diag(diags)
+
+    with holding(lock):     # the background compiler waits: the switch below must wait for it
+        ctl = ros_procs.start("rne_controller", params={
+            "model_file": FFSR, "use_sim_time": True, "gc_freeze": False, "rate": rate, "base": "fixed",
+            "ramp_time": 0.03, "state_timeout": 0.05, "on_stale": "hold", "effort_limits": [1e3] * 6,
+            "state_publish_rate": 0.0}, env={"NUMBA_CACHE_DIR": str(cold_cache)})
+        ls.start(J, q, qd, timeout=400.0, procs=[ctl])       # compiles its base's kernels from scratch
+        assert "kernels ready" in ctl.log()
+        assert "compiling the kernels of bases in the background" in ctl.log(), ctl.log()[-3000:]
+        set_params(base="moving")
+        run(4)
+        assert _diagnostics_base(diag_after_now()) == ("fixed", "bases")
+        assert "waiting for the kernels of bases" in ctl.log(), ctl.log()[-3000:]
+    assert ros_node.wait_for(lambda: "the kernels of bases are loaded" in ctl.log(), 600.0, procs=[ctl]), \
+        ctl.log()[-3000:]
+    run(2)
+    assert _diagnostics_base(diag_after_now()) == ("moving", "")
 
     cmds = []
     for base in ("fixed", "moving", "free_floating"):
@@ -115,6 +165,37 @@ def test_nothing_compiles_after_kernels_ready(ros_procs, ros_node, tmp_path):
     assert int(d["jit_signatures_after_ready"]) == 0, ctl.log()[-3000:]
     assert int(d["jit_compiles_after_ready"]) == 0, ctl.log()[-3000:]
     assert "compiled after the warm-up" not in ctl.log()
+
+
+def _diagnostics_base(d):
+    """(the base in effect, the kernels a requested change waits for) from the diagnostics' key-values."""
+    return d["base"], d["waiting_for_kernels"]
+
+
+def test_a_failed_background_compile_refuses_the_switch_and_the_loop_goes_on(ros_procs, ros_node, cold_cache):
+    """Cold, the PUMA 560 (a tree with a task space): its task-space kernels are deferred to the background
+    compiler; killed (as the OOM killer would), the group is marked failed with the reason, a switch to a
+    task-space mode is refused with it, computed torque runs on."""
+    from std_msgs.msg import Float64MultiArray
+
+    lock = _background_lock(cold_cache)
+    cmds = ros_node.collect(Float64MultiArray, "/effort_controller/commands")
+    with holding(lock):
+        sim = ros_procs.start("rne_sim", params_file=config("puma560_controller.yaml"),
+                              env={"NUMBA_CACHE_DIR": str(cold_cache)})
+        ctl = ros_procs.start("rne_controller", params_file=config("puma560_controller.yaml"),
+                              params={"gc_freeze": False}, env={"NUMBA_CACHE_DIR": str(cold_cache)})
+        assert ros_node.wait_for(lambda: len(cmds) > 20, 600.0, procs=[sim, ctl]), ros_procs.logs()
+        m = re.search(r"compiling the kernels of task in the background \(pid (\d+)\)", ctl.log())
+        assert m, ctl.log()[-3000:]
+        os.kill(int(m.group(1)), signal.SIGKILL)
+        assert ros_node.wait_for(lambda: "background compile of the task kernels failed" in ctl.log(), 30.0,
+                                 procs=[sim, ctl]), ctl.log()[-3000:]
+    res = ros_node.set_parameters("/rne_controller", {"mode": "cartesian_impedance"})
+    assert not res[0].successful and "failed to compile" in res[0].reason, res[0].reason
+    n = len(cmds)
+    assert ros_node.wait_for(lambda: len(cmds) > n + 50, 10.0, procs=[sim, ctl])
+    assert ros_node.get_parameters("/rne_controller", ["mode"])[0] == "computed_torque"
 
 
 def test_compile_step_fills_the_cache_for_a_fresh_process(tmp_path):

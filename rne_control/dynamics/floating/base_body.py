@@ -152,4 +152,4 @@ def solve6(A, b, out, L):
     return True
 
 
-SINGULAR_BASE = status(SINGULAR, F_TWIST, 0)
+SINGULAR_BASE = status.py_func(SINGULAR, F_TWIST, 0)   # in Python: no kernel compiled at import

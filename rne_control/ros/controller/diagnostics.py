@@ -1,6 +1,8 @@
 """``/diagnostics`` of ``rne_controller``: one DiagnosticStatus per second with the loop's timing (rates,
 jitter, compute, publish and state-to-command latency percentiles over the last period), the state's
-freshness, saturation, rejected messages, kernels compiled after the warm-up, and the momentum observer
+freshness, saturation, rejected messages, kernels compiled after the warm-up, kernels still compiling in the
+background (``mode`` and ``base`` are those in effect; a change waiting for kernels is in
+``waiting_for_kernels``), and the momentum observer
 (its status, the largest |r| per joint over the period) and collisions, and in a task-space mode sigma_min(J)
 and the clip and singularity flags of the last cycle."""
 from __future__ import annotations
@@ -85,6 +87,9 @@ def message(node) -> DiagnosticArray:
         kv("ramp_active", cycle.output_ramp.active or cycle.feedback_ramp.active),
         kv("jit_signatures_after_ready", sum(late_jit.values())),
         kv("jit_compiles_after_ready", len(node.jit_monitor.compiles)),
+        kv("kernels_in_background", ",".join(node.background.pending) if node.background is not None else ""),
+        kv("kernels_failed", ",".join(sorted(cycle.failed_groups))),
+        kv("waiting_for_kernels", ",".join(cycle.waiting_for)),
         kv("observer", ext.status + (": " + ext.unavailable if ext.status == UNAVAILABLE else "")),
         kv("external_torque_max_abs", peak), kv("collision", "latched" if mon.latched else
                                                 "detected" if mon.detected else "clear"),
