@@ -19,15 +19,15 @@ def make_plant(model, joints=None, locked=None, loop_tolerance=DEFAULT_LOOP_TOLE
     (farther: a loop with a controlled joint rejects the state, an uncontrolled one ignores the value).
 
     A closed-loop model whose loops are all mimic couplings that no controlled joint drives (a gripper's
-    fingers beside a controlled arm) runs as a tree, its mimic joints completed from their leaders. Raises
+    fingers beside a controlled arm) runs as a tree, its mimic joints completed from their leaders; with elastic
+    joints, as an elastic tree the same way (other loops with elastic joints are refused). Raises
     ValueError naming the joints that cannot be controlled as asked, and why.
     """
     if getattr(model, "legs", None) is not None:
         return ParallelPlant(model, joints, locked)
     if model.is_closed_loop:
-        if len(model.elastic_joint_names) > 0:
-            raise ValueError("model %r has both elastic joints %s and closed loops or mimic joints: that "
-                             "combination is not supported" % (model.name, list(model.elastic_joint_names)))
+        if len(model.elastic_joint_names) > 0:   # mimic joints of uncontrolled leaders only (ElasticPlant says)
+            return ElasticPlant(model, joints, locked, loop_tolerance)
         if len(model.loops.cut) == 0 and not driven_mimic_joints(model, joints or model.active_joint_names):
             return TreePlant(model, joints, locked, loop_tolerance)
         return ClosedLoopPlant(model, joints, locked, loop_tolerance)
