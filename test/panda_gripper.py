@@ -4,15 +4,16 @@ without its hand, the hand folded into link 7 by Pinocchio: the truths of test_e
 Stiffness, damping and rotor inertia are config/arm7_elastic.yaml's (its comments give the sources):
 K = 6.7e4 N m/rad (joints 1-4) and 9.2e3 (5-7), D = 14 and 3 N m s/rad, rotor inertia 0.3 and 0.1 kg m^2.
 
-Two ways to make a Panda joint elastic:
+Two ways to make a Panda joint elastic, both through ``load_urdf(elastic=...)`` (the nodes' ``elastic.<joint>.*``
+parameters) on the unedited URDF:
 
-- ``passive``: the unedited URDF with ``elastic.<joint>.*`` parameters (``load_urdf(elastic=...)``): the joint
-  becomes a spring with no motor (its rest position the ready pose's), the other arm joints are controlled;
-- ``series``: a series-elastic transmission, as config/arm7_elastic.yaml models one: the URDF joint
-  ``panda_jointI`` keeps its name, limits and friction and becomes the gear output (rigid, controlled), its
-  child the massless gear ``panda_jointI_gear`` (the reflected rotor inertia as a thin disc about the
-  joint axis), and a new continuous joint ``panda_jointI_deflection`` (elastic, the link side minus the
-  gear output) carries the link. Every arm joint stays controlled.
+- ``passive``: ``stiffness`` and ``damping``: the joint becomes a spring with no motor (its rest position the
+  ready pose's), the other arm joints are controlled;
+- ``series``: ``rotor_inertia`` too: a series-elastic drive (model/series.py), as config/arm7_elastic.yaml
+  writes one in DH: ``panda_jointI`` keeps its name, limits and friction and becomes the gear output (rigid,
+  controlled, the reflected rotor inertia its joint's, Khalil's Ia), its child the massless body
+  ``panda_jointI_gear``, and ``panda_jointI_deflection`` (elastic, the link side minus the gear output)
+  carries the link. Every arm joint stays controlled.
 """
 import xml.etree.ElementTree as ET
 
@@ -44,14 +45,11 @@ def case(name, hand=True):
     (the hand folded into link 7)."""
     series, springs = CASES[name]
     xml = hand_xml() if hand else handless_xml()
-    xml = series_elastic(xml, [ARM[i - 1] for i in series])
     elastic = {}
     for i in springs:
         spec = {"stiffness": STIFFNESS[i - 1], "damping": DAMPING[i - 1]}
-        if i in series:
-            elastic[ARM[i - 1] + "_deflection"] = spec
-        else:
-            elastic[ARM[i - 1]] = dict(spec, rest_position=READY[i - 1])
+        elastic[ARM[i - 1]] = dict(spec, rotor_inertia=ROTOR[i - 1]) if i in series else \
+            dict(spec, rest_position=READY[i - 1])
     joints = [j for k, j in enumerate(ARM) if k + 1 in series or k + 1 not in springs]
     return xml, elastic, joints
 
@@ -95,28 +93,3 @@ def handless_xml(finger=FINGER_LOCKED):
         ("ixx", "iyy", "izz", "ixy", "ixz", "iyz"), ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2)))})
     return ET.tostring(root, encoding="unicode")
 
-
-def series_elastic(xml, joints):
-    """``xml`` with a series-elastic transmission in each of ``joints`` (see the module docstring)."""
-    if not joints:
-        return xml
-    root = ET.fromstring(xml)
-    for name in joints:
-        joint = root.find(f"joint[@name='{name}']")
-        axis = joint.find("axis").get("xyz")
-        assert axis.split() == ["0", "0", "1"], (name, axis)   # the gear disc below is about z
-        child = joint.find("child")
-        link, gear = child.get("link"), name + "_gear"
-        child.set("link", gear)
-        Ia = ROTOR[ARM.index(name)]
-        body = ET.SubElement(root, "link", name=gear)
-        inertial = ET.SubElement(body, "inertial")
-        ET.SubElement(inertial, "mass", value="0")
-        ET.SubElement(inertial, "inertia", ixx=repr(Ia / 2), iyy=repr(Ia / 2), izz=repr(Ia), ixy="0", ixz="0",
-                      iyz="0")
-        deflection = ET.SubElement(root, "joint", name=name + "_deflection", type="continuous")
-        ET.SubElement(deflection, "parent", link=gear)
-        ET.SubElement(deflection, "child", link=link)
-        ET.SubElement(deflection, "origin", xyz="0 0 0", rpy="0 0 0")
-        ET.SubElement(deflection, "axis", xyz=axis)
-    return ET.tostring(root, encoding="unicode")

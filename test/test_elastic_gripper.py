@@ -86,6 +86,23 @@ def test_the_model_and_plant_of_an_elastic_arm_with_a_gripper():
     assert p.ignored_passive == {}
 
 
+def test_the_series_elastic_panda_with_its_hand():
+    """The unedited URDF with elastic panda_joint2 and panda_joint4 given a rotor inertia: both split into gear
+    output and deflection, all seven arm joints controlled, the deflections required in the state."""
+    xml, elastic, joints = case("series_2_4")
+    assert xml == open(PANDA).read() and joints == ARM
+    m = load(xml, elastic)
+    assert m.joint_names == ("panda_joint1", "panda_joint2", "panda_joint2_deflection", "panda_joint3",
+                             "panda_joint4", "panda_joint4_deflection", "panda_joint5", "panda_joint6", "panda_joint7",
+                             FINGER, FOLLOWER)
+    assert m.elastic_joint_names == ("panda_joint2_deflection", "panda_joint4_deflection")
+    assert m.rigid_joint_names == tuple(ARM) + (FINGER, FOLLOWER)
+    p = make_plant(m, ARM, locked={FINGER: FINGER_LOCKED})
+    assert isinstance(p, ElasticPlant) and p.joint_names == tuple(ARM)
+    assert p.required_names == tuple(ARM) + m.elastic_joint_names
+    np.testing.assert_array_equal(m.elastic_rest_position, [0.0, 0.0])
+
+
 def test_motor_side_torques_equal_the_handless_arm(pair):
     """Fingers at rest at their locked positions (not published, or published there): every dynamics method
     of the plant equals the handless arm's, to 1e-9."""
@@ -206,11 +223,14 @@ def test_what_stays_refused():
             make_plant(m, bad)
     with pytest.raises(ValueError, match=r"\['panda_finger_joint2'\] .* are <mimic> joints: they follow their leaders"):
         make_plant(m, joints + [FOLLOWER])
-    # an elastic joint of a URDF is a spring without a motor: it cannot be controlled
+    # an elastic joint of a URDF is a spring without a motor: it cannot be controlled; the message says how
+    # to make it a series-elastic drive instead
     with pytest.raises(ValueError, match=r"joints \['panda_joint2', 'panda_joint4'\] of model 'panda' are elastic "
-                                         r"or passive: .*; control rigid joints \['panda_joint1', 'panda_joint3', "
-                                         r"'panda_joint5', 'panda_joint6', 'panda_joint7'\] \(mimic leaders "
-                                         r"\['panda_finger_joint1'\] stay uncontrolled\)"):
+                                         r"or passive: .*; to model a series-elastic drive .* the nodes' "
+                                         r"elastic\.panda_joint2\.rotor_inertia.*; control rigid joints "
+                                         r"\['panda_joint1', 'panda_joint3', 'panda_joint5', 'panda_joint6', "
+                                         r"'panda_joint7'\] \(mimic leaders \['panda_finger_joint1'\] stay "
+                                         r"uncontrolled\)"):
         make_plant(m, ARM)
     # a finger on a spring
     for finger in (FINGER, FOLLOWER):

@@ -169,10 +169,10 @@ def parameter_table_errors(rows, specs, families):
 def _joint_families():
     """The parameters both nodes declare per joint: ``locked.<joint>`` (each uncontrolled joint, the
     plant's default) and ``elastic.<joint>.<key>`` (from the parameter overrides, URDF models)."""
-    from rne_control.model.elastic import ELASTIC_KEYS
+    from rne_control.model.series import URDF_ELASTIC_KEYS
     from rne_control.ros import model_params
     families = {"locked.<joint>": "double"}
-    families.update({f"{model_params.PREFIX}<joint>.{k}": "double" for k in ELASTIC_KEYS})
+    families.update({f"{model_params.PREFIX}<joint>.{k}": "double" for k in URDF_ELASTIC_KEYS})
     return families
 
 

@@ -26,6 +26,11 @@ def elastic_spec(value, where):
     if not isinstance(value, dict):
         raise ModelError(f"{where}: 'elastic' must be a mapping with keys {list(ELASTIC_KEYS)}, got {value!r}")
     bad = set(value) - set(ELASTIC_KEYS)
+    if "rotor_inertia" in bad:
+        raise ModelError(f"{where}: 'rotor_inertia' in 'elastic' makes a URDF joint a series-elastic drive "
+                         "(load_urdf); in a DH/MDH file write the drive as two links, the rigid gear output with "
+                         "the link's rotor_inertia and no mass, then the elastic deflection with zero geometry "
+                         "carrying the link (as config/arm7_elastic.yaml does)")
     if bad:
         raise ModelError(f"{where}: unknown key(s) {sorted(bad)} in 'elastic' (allowed: {list(ELASTIC_KEYS)})")
     if "stiffness" not in value:

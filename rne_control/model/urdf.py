@@ -8,6 +8,7 @@ import numpy as np
 
 from .errors import ModelError
 from .build import Link, build_model
+from .series import drives_of, split_drives
 from .spatial import inertia_matrix, rpy_matrix, transform
 
 
@@ -108,7 +109,10 @@ def load_urdf(source, joints=None, locked=None, friction=True, gravity=None, flo
     ``gravity`` (m/s^2, world frame) defaults to (0, 0, -9.81). ``floating_base=True`` adds a free 6-DOF
     root whose body is the URDF root link (and whatever is fixed to it). URDF has no stiffness:
     ``elastic={joint: {"stiffness": K, "rest_position": q0, "damping": D}}`` makes those joints elastic
-    (Khalil §6; N m/rad, rad, N m s/rad or N/m, m, N s/m; see :mod:`rne_control.model.elastic`). A
+    (Khalil §6; N m/rad, rad, N m s/rad or N/m, m, N s/m; see :mod:`rne_control.model.elastic`); with
+    ``"rotor_inertia": Ia`` (kg m^2 or kg) too, the joint is a series-elastic drive instead: the rigid gear
+    output J (the URDF joint, Ia its rotor inertia, child the massless body ``<J>_gear``) and the elastic
+    ``<J>_deflection`` after it (link minus gear output), see :mod:`rne_control.model.series`. A
     ``<mimic joint multiplier offset>`` joint becomes a passive joint tied to its leader, q = multiplier
     q_leader + offset (``model.passive_joint_names``; the closed-loop functions treat it as a loop with
     constant G); with ``joints``, it is kept where its leader is and locked at the rule's value where its
@@ -185,12 +189,14 @@ def load_urdf(source, joints=None, locked=None, friction=True, gravity=None, flo
     order = [j.name for j in robot.joints if j.type != "fixed"]
     mimic = _mimic_couplings(robot)
     if elastic is not None and not isinstance(elastic, dict):
-        raise ModelError("'elastic' must map joint names to {stiffness, rest_position, damping}")
+        raise ModelError("'elastic' must map joint names to {stiffness, rest_position, damping[, rotor_inertia]}")
     for j in joint_dynamics or {}:
         if j not in order:
             raise ModelError(f"joint_dynamics: unknown or fixed joint '{j}' (movable joints: {order})")
-    model = build_model(robot.name, links, joints=joints, locked=locked, gravity=gravity,
-                        floating_base=floating_base, default_order=order, elastic=elastic, mimic=mimic)
+    passive, drives = drives_of(elastic)
+    links, order, kept, springs = split_drives(robot.name, links, order, drives, joints, mimic, passive)
+    model = build_model(robot.name, links, joints=kept, locked=locked, gravity=gravity, floating_base=floating_base,
+                        default_order=order, elastic=dict(passive, **springs), mimic=mimic)
     model.source = ("urdf", source, dict(joints=joints, locked=locked, friction=friction, gravity=gravity,
                                          floating_base=floating_base, joint_dynamics=joint_dynamics,
                                          elastic=elastic))

@@ -1,5 +1,5 @@
 """Parameters that change how both nodes load the model: lumped elasticity for URDF models
-(``elastic.<joint>.stiffness|rest_position|damping``) and ``ignore_elasticity``.
+(``elastic.<joint>.stiffness|rest_position|damping|rotor_inertia``) and ``ignore_elasticity``.
 
 URDF has no stiffness, so an elastic URDF robot names its elastic joints in parameters, the same map
 as ``load_urdf(..., elastic=...)``:
@@ -9,9 +9,15 @@ as ``load_urdf(..., elastic=...)``:
     elastic.wrist_flex.stiffness: 870.0      # N m/rad (N/m)
     elastic.wrist_flex.rest_position: 0.0    # rad (m), default 0
     elastic.wrist_flex.damping: 1.6          # N m s/rad (N s/m), default 0
+    elastic.wrist_flex.rotor_inertia: 0.3    # kg m^2 (kg): a series-elastic drive, see model/series.py
+
+Without ``rotor_inertia`` the joint is a spring without a motor (passive); with it, a series-elastic drive:
+the controlled gear output ``wrist_flex`` and the spring ``wrist_flex_deflection`` (link minus gear output,
+measured in ``/joint_states``).
 
 ``ignore_elasticity: true`` loads an elastic robot as the rigid tree it would be with every elastic joint
-fixed at its rest position: the model a controller that does not know about the springs would use.
+fixed at its rest position (a series-elastic drive: its URDF joint with the rotor inertia, the link following
+the gear output): the model a controller that does not know about the springs would use.
 """
 from __future__ import annotations
 
@@ -23,7 +29,7 @@ import rne_control as rc
 
 from .. import control as ctl
 
-from ..model.elastic import ELASTIC_KEYS
+from ..model.series import DRIVE_KEY, URDF_ELASTIC_KEYS, deflection_name
 from .params import Spec, T
 
 PREFIX = "elastic."
@@ -41,8 +47,8 @@ def elastic_overrides(node) -> dict:
         if not name.startswith(PREFIX):
             continue
         joint, _, key = name[len(PREFIX):].rpartition(".")
-        if not joint or key not in ELASTIC_KEYS:
-            raise ValueError("parameter %r: expected elastic.<joint>.<%s>" % (name, "|".join(ELASTIC_KEYS)))
+        if not joint or key not in URDF_ELASTIC_KEYS:
+            raise ValueError("parameter %r: expected elastic.<joint>.<%s>" % (name, "|".join(URDF_ELASTIC_KEYS)))
         desc = ParameterDescriptor(description="lumped elasticity of URDF joint %s" % joint, read_only=True,
                                    dynamic_typing=True)
         value = node.declare_parameter(name, None, desc).value
@@ -95,7 +101,16 @@ def _load(source: str, elastic: dict, ignore_elasticity: bool, **kw):
     if ignore_elasticity and springs:
         rest = dict(zip(springs, model.elastic_rest_position))
         kw.pop("elastic", None)
-        kw["joints"] = [j for j in model.joint_names if j not in rest]
+        # a series-elastic drive: its URDF joint with the rotor inertia, no deflection (the link follows the gear)
+        drives = {j: float(v[DRIVE_KEY]) for j, v in (elastic or {}).items() if DRIVE_KEY in v}
+        deflections = {deflection_name(j) for j in drives}
+        for j in drives:
+            if rest.pop(deflection_name(j), 0.0) != 0.0:
+                warnings.warn(f"ignore_elasticity: the rest position of drive {j}'s spring is dropped: the rigid "
+                              "model's link follows the gear output", stacklevel=2)
+        if drives:
+            kw["joint_dynamics"] = {j: {DRIVE_KEY: Ia} for j, Ia in drives.items()}
+        kw["joints"] = [j for j in model.joint_names if j not in rest and j not in deflections]
         kw["locked"] = dict(kw.get("locked") or {}, **rest)
         if is_urdf:
             return rc.load_model(source, **kw)

@@ -257,6 +257,13 @@ def _not_controllable(model, bad, rules):
     if passive:
         why.append(f"joints {passive} of model {model.name!r} are elastic or passive: they have no actuator of their "
                    "own (their springs and the rigid joints move them)")
+    springs = [j for j in passive if j in model.elastic_joint_names]
+    if springs:
+        why.append(f"to model a series-elastic drive (a motor turning the link through the spring) instead, give "
+                   f"the URDF joint a rotor inertia too (load_urdf elastic {{'{springs[0]}': {{..., 'rotor_inertia': "
+                   f"Ia}}}}, the nodes' elastic.{springs[0]}.rotor_inertia: kg m^2): it then stays controlled (the "
+                   f"gear output) and {springs[0]}_deflection is its spring; in a DH file, write the drive as two "
+                   "links (config/arm7_elastic.yaml)")
     if mimic:
         why.append(f"joints {mimic} of model {model.name!r} are <mimic> joints: they follow their leaders "
                    f"{[rules[j][0] for j in mimic]}, uncontrolled in a model with elastic joints")
