@@ -39,7 +39,9 @@ __all__ = ["Model", "ModelError", "InputError", "SingularMassMatrixError", "load
            "solve_loops", "loop_jacobian", "closed_loop_inverse_dynamics", "closed_loop_gravity_torques",
            "closed_loop_coriolis_torques", "closed_loop_mass_matrix", "closed_loop_forward_dynamics"]
 
-from .kernel_cache import install_cache_lock as _install_cache_lock, refresh as _refresh_kernel_cache
+from .kernel_cache import install_cache_lock as _install_cache_lock, install_inline_copy as _install_inline_copy, \
+    refresh as _refresh_kernel_cache
 
 _install_cache_lock()     # cache saves hold their directory's lock (processes share the cache)
+_install_inline_copy()    # numba's inliner copies a callee's IR once, not once per block
 _refresh_kernel_cache()   # before any kernel is called: drop cache entries compiled against older helpers

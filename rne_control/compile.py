@@ -112,7 +112,8 @@ def _group(name):
 
 
 class _Profile:
-    """Seconds numba spends compiling each kernel, its callees' compiles excluded (numba:compile events)."""
+    """CPU seconds numba spends compiling each kernel, its callees' compiles excluded (numba:compile events; CPU
+    time, so that a loaded machine does not inflate them)."""
 
     def __init__(self):
         from numba.core import event
@@ -121,11 +122,11 @@ class _Profile:
 
         class Listener(event.Listener):
             def on_start(self, ev):
-                prof.stack.append([time.perf_counter(), 0.0])
+                prof.stack.append([time.process_time(), 0.0])
 
             def on_end(self, ev):
                 t0, child = prof.stack.pop()
-                dt = time.perf_counter() - t0
+                dt = time.process_time() - t0
                 f = getattr(ev.data.get("dispatcher"), "py_func", None)
                 name = "%s.%s" % (f.__module__, f.__qualname__) if f else str(ev.data.get("dispatcher"))
                 prof.own[name] = prof.own.get(name, 0.0) + dt - child
@@ -139,17 +140,18 @@ class _Profile:
 
 def run_group(name, report=None) -> dict:
     """Compile group ``name`` in this process and record it in the manifest; returns (and writes to the file
-    ``report``, if given) {"group", "seconds", "compiled" (signatures numba compiled, not loaded),
-    "signatures", "kernels" ({kernel: own compile seconds}), "maxrss_mb"}."""
+    ``report``, if given) {"group", "seconds", "cpu_seconds", "compiled" (signatures numba compiled, not loaded),
+    "signatures", "kernels" ({kernel: own compile CPU seconds}), "maxrss_mb"}."""
     import resource
 
     from .kernel_cache import record_group, signatures
     prof = _Profile()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     _group(name)
     sigs = signatures()
     record_group(name, sigs)
-    out = {"group": name, "seconds": time.perf_counter() - t0, "compiled": prof.count,
+    out = {"group": name, "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0,
+           "compiled": prof.count,
            "signatures": sum(len(v) for v in sigs.values()), "kernels": prof.own,
            "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
     if report:
@@ -293,13 +295,14 @@ def run_groups(groups, jobs, background=False, avoid_cpus=(), quiet=False, profi
 
 def profile_table(reports) -> str:
     """Markdown: each group's seconds and each kernel's own compile seconds, largest first."""
-    lines = ["| group | seconds | signatures compiled |", "|---|---|---|"]
-    lines += ["| %s | %.1f | %d |" % (r["group"], r["seconds"], r["compiled"]) for r in reports]
+    lines = ["| group | seconds | CPU seconds | signatures compiled | peak resident MB |", "|---|---|---|---|---|"]
+    lines += ["| %s | %.1f | %.1f | %d | %.0f |" % (r["group"], r["seconds"], r["cpu_seconds"], r["compiled"],
+                                                 r["maxrss_mb"]) for r in reports]
     own = {}
     for r in reports:
         for k, v in r["kernels"].items():
             own.setdefault(k, []).append(v)
-    lines += ["", "| kernel | own compile seconds (summed over the groups that compiled it) | groups |", "|---|---|---|"]
+    lines += ["", "| kernel | own compile CPU seconds (summed over the groups that compiled it) | groups |", "|---|---|---|"]
     for k, v in sorted(own.items(), key=lambda kv: -sum(kv[1])):
         if sum(v) >= 0.05:
             lines.append("| `%s` | %.2f | %d |" % (k.replace("rne_control.", ""), sum(v), len(v)))

@@ -188,9 +188,17 @@ def test_a_failed_background_compile_refuses_the_switch_and_the_loop_goes_on(ros
         assert ros_node.wait_for(lambda: len(cmds) > 20, 600.0, procs=[sim, ctl]), ros_procs.logs()
         m = re.search(r"compiling the kernels of task in the background \(pid (\d+)\)", ctl.log())
         assert m, ctl.log()[-3000:]
+        # a switch while they compile waits for them ...
+        assert ros_node.set_parameters("/rne_controller", {"mode": "cartesian_impedance"})[0].successful
+        assert ros_node.wait_for(lambda: "waiting for the kernels of task" in ctl.log(), 30.0, procs=[sim, ctl])
         os.kill(int(m.group(1)), signal.SIGKILL)
-        assert ros_node.wait_for(lambda: "background compile of the task kernels failed" in ctl.log(), 30.0,
+        # ... and is refused when they fail: the parameter goes back to the mode in effect
+        assert ros_node.wait_for(lambda: "background compile of the task kernels failed" in ctl.log()
+                                 and "mode cartesian_impedance, base fixed refused" in ctl.log(), 30.0,
                                  procs=[sim, ctl]), ctl.log()[-3000:]
+        assert ros_node.wait_for(lambda: ros_node.get_parameters("/rne_controller", ["mode"])[0]
+                                 == "computed_torque", 10.0, procs=[sim, ctl])
+    # a switch after the failure is refused at once, with the reason
     res = ros_node.set_parameters("/rne_controller", {"mode": "cartesian_impedance"})
     assert not res[0].successful and "failed to compile" in res[0].reason, res[0].reason
     n = len(cmds)

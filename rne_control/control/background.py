@@ -52,6 +52,7 @@ class BackgroundKernels:
         self.cycle, self.groups, self.log = cycle, tuple(groups), log
         self.avoid_cpus, self.on_loaded = tuple(avoid_cpus), on_loaded
         self.pending = list(self.groups)      # not loaded yet (read by diagnostics)
+        cycle.pending_groups.update(self.groups)
         self.process = None
         self._stop = threading.Event()
         self._thread = None
@@ -97,7 +98,7 @@ class BackgroundKernels:
                 if missing:
                     self._fail(g, "not in the cache after compiling: %s" % ", ".join(missing[:5]))
                     continue
-                self.cycle.ready_groups.add(g)
+                self.cycle.pending_groups.discard(g)
                 if self.on_loaded is not None:
                     self.on_loaded(g)
                 self.log.info("the kernels of %s are loaded (%.1f s after the background compile started)"
@@ -108,5 +109,6 @@ class BackgroundKernels:
 
     def _fail(self, group, why) -> None:
         self.cycle.failed_groups[group] = why
+        self.cycle.pending_groups.discard(group)
         self.log.error("the background compile of the %s kernels failed: %s; a change to a mode or base that "
                        "needs them is refused" % (group, why))

@@ -23,6 +23,7 @@ or its ``state_names`` order (the merged state).
 """
 from __future__ import annotations
 
+import copy
 import logging
 from typing import Optional
 
@@ -116,10 +117,11 @@ class ControlCycle:
         self.settings = None
         self._pending, self._pending_names = None, ()
         self.start_base = settings.base
-        # the warm-up's groups whose kernels are loaded (warm_up, or a node's background compiler); settings
-        # that need another wait in _pending, the running ones staying in effect (waiting_for says which)
-        self.ready_groups = set()
+        # the warm-up's groups whose kernels a background compiler is still making (rne_control.control.background);
+        # settings that need one of them wait in _pending, the running ones staying in effect (waiting_for)
+        self.pending_groups = set()
         self.failed_groups = {}          # group -> why its background compile failed
+        self.on_refused = None           # called (with why) when such a wait ends in failure: mode and base stay
         self.waiting_for = ()
         self.apply_settings(settings)
 
@@ -333,7 +335,8 @@ class ControlCycle:
 
     def _install_pending(self, now: float) -> bool:
         """Apply the requested settings unless they wait for kernels; True if a ramp is wanted."""
-        missing = tuple(g for g in groups_needed(self, self._pending) if g not in self.ready_groups)
+        missing = tuple(g for g in groups_needed(self, self._pending)
+                        if g in self.pending_groups or g in self.failed_groups)
         if missing:
             if missing != self.waiting_for:
                 self.waiting_for = missing
@@ -342,12 +345,17 @@ class ControlCycle:
                               % (self._pending.mode, self._pending.base, ", ".join(missing), self.settings.mode))
             if not any(g in self.failed_groups for g in missing):
                 return False
-            self.log.error("mode %s, base %s refused: the kernels of %s failed to compile (%s); mode %s stays"
-                           % (self._pending.mode, self._pending.base, ", ".join(missing),
-                              self.failed_groups[next(g for g in missing if g in self.failed_groups)],
-                              self.settings.mode))
-            self._pending, self.waiting_for = None, ()
-            return False
+            why = self.failed_groups[next(g for g in missing if g in self.failed_groups)]
+            self.log.error("mode %s, base %s refused: the kernels of %s failed to compile (%s); mode %s, base %s stay"
+                           % (self._pending.mode, self._pending.base, ", ".join(missing), why, self.settings.mode,
+                              self.settings.base))
+            s = copy.copy(self._pending)      # the other values of the request apply
+            s.mode, s.base, s.base_velocity_source = (self.settings.mode, self.settings.base,
+                                                      self.settings.base_velocity_source)
+            self._pending, self.waiting_for = s, ()
+            if self.on_refused is not None:
+                self.on_refused(why)
+            return self._install_pending(now)
         self.waiting_for = ()
         s, self._pending = self._pending, None
         return self.apply_settings(s, now)
@@ -521,8 +529,7 @@ class ControlCycle:
 
     def warm_up(self, warn=None, stop=None, groups=GROUPS, progress=None) -> None:
         """Run every compiled path of ``groups`` once (:func:`~rne_control.control.warmup.cycle_steps`), so that
-        no cycle compiles anything, and mark them ready. ``warn``, ``stop``: see
+        no cycle compiles anything. ``warn``, ``stop``: see
         :func:`~rne_control.control.warmup.warm_up_law` (KeyboardInterrupt once ``stop`` is set); ``progress``:
         see :func:`~rne_control.control.warmup.run_steps`."""
         run_steps(cycle_steps(self, groups, warn, stop), progress, stop)
-        self.ready_groups.update(groups)

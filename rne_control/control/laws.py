@@ -283,9 +283,15 @@ class ControlLaw:
         if mode in TASK_MODES:        # the task-space and null-space terms: what is left
             out["feedback"][:] = total - out["gravity"] - out["coriolis"] - out["friction"]
         elif mode == "computed_torque":  # M(q) (rotor inertia included) times each acceleration term
-            M = plant.mass_matrix()
-            out["inertial"][:] = M @ qdd_d
-            out["feedback"][:] = M @ (s * (self.kd * (qd_d - qd) + self.kp * (q_d - q)))
+            feedback = s * (self.kd * (qd_d - qd) + self.kp * (q_d - q))
+            if plant.base == "fixed":   # M x = ID(x) - ID(0) without friction: the RNE the cycle has compiled
+                h = plant.inverse_dynamics(self._zero, False, np.zeros(self.n))
+                out["inertial"][:] = plant.inverse_dynamics(qdd_d, False, np.zeros(self.n)) - h
+                out["feedback"][:] = plant.inverse_dynamics(feedback, False, np.zeros(self.n)) - h
+            else:                       # a free-floating base's ID is not linear in the joints' M alone
+                M = plant.mass_matrix()
+                out["inertial"][:] = M @ qdd_d
+                out["feedback"][:] = M @ feedback
         else:
             out["feedback"][:] = s * (self.hold_kp * (q_d - q) + self.hold_kd * (qd_d - qd))
         rest = total - sum(out[k] for k in SPLIT_PARTS if k != "base")

@@ -191,6 +191,7 @@ class ControllerNode(Node):
         self.jit_monitor.start()
         self._jit_reported = set()
         self.background = None
+        cycle.on_refused = self._keep_mode_and_base
         if later:
             self.background = BackgroundKernels(cycle, later, log, self.params.get("cpu_affinity") or (),
                                                 on_loaded=lambda g: self.jit_monitor.rebase())
@@ -428,6 +429,14 @@ class ControllerNode(Node):
     def _on_diagnostics(self) -> None:
         if self._ready:
             self._diag_pub.publish(diagnostics.message(self))
+
+    def _keep_mode_and_base(self, why) -> None:
+        """A change that waited for kernels whose background compile failed: the parameters ``mode`` and
+        ``base`` go back to those in effect (the rest of the change applied)."""
+        from rclpy.parameter import Parameter
+        s = self.cycle.settings
+        self.set_parameters([Parameter("mode", value=s.mode), Parameter("base", value=s.base),
+                             Parameter("base_velocity_source", value=s.base_velocity_source)])
 
     def close(self) -> None:
         """Before the node is destroyed: stop a background compiler still running."""
