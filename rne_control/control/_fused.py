@@ -130,3 +130,4 @@ def ready(kernel):
     path."""
     prepare(kernel, [SIGNATURES[kernel]])
     return kernel
+

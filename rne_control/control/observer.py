@@ -31,6 +31,7 @@ from typing import Optional
 import numpy as np
 
 from .. import dynamics as dyn
+from ..dynamics.calls import Prepared
 from ..model.layout import FS, FV, QIDX
 from . import _observer as kernel
 
@@ -79,7 +80,7 @@ class MomentumObserver:
         self.viscous, self.coulomb = np.zeros(n), np.zeros(n)
         if friction:
             self.viscous[k], self.coulomb[k] = tree[:, FV], tree[:, FS]
-        self._update_one = kernel.ready()
+        self._update_one = Prepared(self, "_update_one", kernel.ready)
         self.set_gravity(gravity)
 
     @property

@@ -64,6 +64,20 @@ def prepare(kernel, signatures):
         kernel._rc_prepared = True
 
 
+class Prepared:
+    """Stands in for ``owner.<attr>``, a kernel made ready by ``make()`` at its first call rather than when
+    ``owner`` (a plant, an observer) is built: building one compiles nothing, the warm-up's steps do, with
+    their progress shown. The first call puts the ready kernel in the attribute and calls it."""
+
+    def __init__(self, owner, attr, make):
+        self.owner, self.attr, self.make = owner, attr, make
+
+    def __call__(self, *args):
+        kernel = self.make()
+        setattr(self.owner, self.attr, kernel)
+        return kernel(*args)
+
+
 def check(model, st, sample=None, fields=FIELDS):
     """Raise the InputError that a non-zero kernel status stands for."""
     if st == 0:

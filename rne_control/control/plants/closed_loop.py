@@ -32,6 +32,7 @@ from ...dynamics.primitives import FRICTION
 from ...model.layout import JTYPE, QIDX, REVOLUTE
 from ...model.loops import loop_groups
 from .. import _kernels as kernels
+from ...dynamics.calls import Prepared
 from .._fused import closed_loop_computed_torque, ready
 from ..plant import DEFAULT_LOOP_TOLERANCE, Plant, StateError, choose_joints, joint_friction, payload_links
 
@@ -89,8 +90,8 @@ class ClosedLoopPlant(Plant):
         self._qa, self._qda = self._qa_all[self._pos_c], self._qda_all[self._pos_c]
         self._guess = np.empty(model.n)                # the next solve's warm start
         self._spare = np.empty(model.n)                # the next solve's output (scratch between solves)
-        prepare(cl.solve_one, [KERNELS["solve"][1]])
-        self._fused = ready(closed_loop_computed_torque)
+        prepare(cl.solve_one, [KERNELS["solve"][1]])   # set_state's (closed until prepared)
+        self._fused = Prepared(self, "_fused", lambda: ready(closed_loop_computed_torque))
         held = np.array(self._q)
         if not self._identity and len(self._passive):
             try:

@@ -30,6 +30,7 @@ from ...dynamics.parallel.kinematics import fk_many
 from ...model.layout import FS, FV
 from ...dynamics.primitives import FRICTION
 from ...model.errors import LoopClosureError, SingularConfigurationError
+from ...dynamics.calls import Prepared
 from .._fused import parallel_computed_torque, ready
 from ..plant import Plant, StateError, choose_joints, first_missing, payload_links
 
@@ -73,9 +74,9 @@ class ParallelPlant(Plant):
         self._held = np.array(q0)                      # the legs before any measurement
         self._rows[0][0] = q0
         self.initial_state = q0[self._order]           # the leg lengths of the home pose (or locked)
-        for kernel in (fk_many, joint_many):
+        for kernel in (fk_many, joint_many):   # set_state's and the composed path's (closed until prepared)
             prepare(kernel, [SIGS[kernel]])
-        self._fused = ready(parallel_computed_torque)
+        self._fused = Prepared(self, "_fused", lambda: ready(parallel_computed_torque))
         self._twist = None
 
     @staticmethod

@@ -37,6 +37,7 @@ from ...model.reduced import restricted, welded
 from ...model.spatial import quat_to_matrix
 from .. import _kernels as kernels
 from .. import tree_state as ts
+from ...dynamics.calls import Prepared
 from .._fused import folded_tree_computed_torque, ready, tree_computed_torque
 from ..plant import DEFAULT_LOOP_TOLERANCE, Plant, StateError, choose_joints, joint_friction, payload_links
 
@@ -173,8 +174,8 @@ class TreePlant(Plant):
             self.initial_state[list(self.state_names).index(names[f])] = np.nan
         self._welded = None
         self.rigid_tree_unavailable = "the model has a floating base" if model.floating_base else ""
-        ts.prepare()
-        self._fused = ready(tree_computed_torque if self._folded is None else folded_tree_computed_torque)
+        kernel = tree_computed_torque if self._folded is None else folded_tree_computed_torque
+        self._fused = Prepared(self, "_fused", lambda: (ts.prepare(), ready(kernel))[1])
 
     # ------------------------------------------------------------ state
     def set_state(self, q, qd):
