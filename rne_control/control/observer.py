@@ -31,7 +31,7 @@ from typing import Optional
 import numpy as np
 
 from .. import dynamics as dyn
-from ..dynamics.calls import Prepared
+from ..dynamics.calls import Prepared, check
 from ..model.layout import FS, FV, QIDX
 from . import _observer as kernel
 
@@ -133,11 +133,25 @@ class MomentumObserver:
         else, and any sample it refuses, through :meth:`_update_checked`, which raises the error."""
         args = (_ndarray, self.model._K, q, qd, tau, self._W)
         try:
-            if self._update_one(_id(args), self._flags, t) == 0:
-                return self.r
+            st = self._update_one(_id(args), self._flags, t)
         except (TypeError, ValueError):   # t not a number
-            pass
-        return self._update_checked(t, q, qd, tau)
+            st = kernel.NOT_DIRECT
+        if st == 0:
+            return self.r
+        if st == kernel.NOT_DIRECT:
+            return self._update_checked(t, q, qd, tau)
+        self._refuse(st, t, tau)
+
+    def _refuse(self, st: int, t: float, tau) -> None:
+        """Raise the error that the compiled update's status ``st`` stands for (it took nothing)."""
+        if st == kernel.TIME:
+            raise ObserverError(f"sample time {t!r} s is not after the previous one ({self.t!r} s)")
+        if st == kernel.GAIN_TIMES_T:
+            raise ObserverError(f"gain times the sample interval must be < 1 (gain {self.gain.max():g} 1/s, "
+                                f"interval {t - self.t:g} s)")
+        if st == kernel.TAU:
+            raise ObserverError(f"tau must be {self.n} finite values (got shape {np.shape(tau)})")
+        check(self.model, st)   # the dynamics' InputError: a length, a non-finite q or qd
 
     def _update_checked(self, t: float, q, qd, tau) -> np.ndarray:
         """:meth:`update` on the library's public functions: converts and checks every input and raises
@@ -173,12 +187,19 @@ class MomentumObserver:
 
 def warm_up(model, gain=50.0, friction: bool = True, gravity=None) -> None:
     """Compile (or load from numba's cache) and run every path of :meth:`MomentumObserver.update` once on a
-    throwaway observer of ``model``: the compiled update (first and later samples) and the checked path."""
+    throwaway observer of ``model``: the compiled update (first and later samples), a refused sample, and
+    where the direct call is off (every sample then takes it) the checked path; an argument of another type
+    than the node's takes it too, and compiles its kernels then."""
     obs = MomentumObserver(model, gain, friction, gravity)
     z = np.zeros(model.n)
     obs.update(0.0, z, z, z)
     obs.update(1e-4, z, z, z)
-    obs._update_checked(2e-4, z, z, z)
+    try:
+        obs.update(1e-4, z, z, z)
+    except ObserverError:
+        pass
+    if not kernel.LAYOUT_OK:
+        obs._update_checked(2e-4, z, z, z)
 
 
 WRENCH_DAMPING = 1e-3   # the damped pseudo-inverse's lambda (m and 1, the units of J) of estimate_wrench
