@@ -113,6 +113,39 @@ def _group(name):
             _cycle_and_sim(plant, (CORE,))
 
 
+def start_kernels(names):
+    """{qualified name: (dispatcher, [signatures])} of the kernels a tree plant's controller compiles before its
+    first command that have a fixed signature (the ones :func:`prefetch` can compile ahead), of ``names``."""
+    from .control import _fused, _observer, tree_state
+    from .dynamics import api, frame_api
+    table = {}
+    for one, one_sig, _, _ in api.KERNELS.values():
+        table[one] = [one_sig]
+    for many, many_sig in frame_api.KERNELS.values():
+        table[many] = [many_sig]
+    for kernel, sig in _fused.SIGNATURES.items():
+        table[kernel] = [sig]
+    table[_observer.observer_update_one] = [_observer.SIGNATURE]
+    table[tree_state.rest_ready] = None      # tree_state.prepare() compiles its four
+    named = {"%s.%s" % (d.py_func.__module__, d.py_func.__qualname__): (d, sigs) for d, sigs in table.items()}
+    return {n: named[n] for n in names if n in named}
+
+
+def prefetch(names) -> None:
+    """Compile (or find in the cache) the kernels ``names`` (qualified names of :func:`start_kernels`), in
+    that order: a node starting cold runs this in a second process with its own start-up kernels in the
+    reverse order of its warm-up, so that the two meet in the middle (each kernel is compiled once: its
+    compile lock makes the other wait, then load it)."""
+    from .control import tree_state
+    from .dynamics.calls import prepare
+    _die_with_parent()
+    for name, (kernel, sigs) in start_kernels(names).items():
+        if sigs is None:
+            tree_state.prepare()
+        else:
+            prepare(kernel, sigs)
+
+
 class _Profile:
     """CPU seconds numba spends compiling each kernel, its callees' compiles excluded (numba:compile events; CPU
     time, so that a loaded machine does not inflate them)."""
@@ -337,12 +370,16 @@ def main(argv=None) -> int:
     p.add_argument("--groups", default=",".join(GROUPS), help="comma-separated, of: " + ", ".join(GROUPS))
     p.add_argument("--profile", action="store_true", help="also print each kernel's compile seconds (markdown)")
     p.add_argument("--background", action="store_true", help="a node's background compiler (see background())")
+    p.add_argument("--prefetch", help=argparse.SUPPRESS)
     p.add_argument("--avoid-cpus", default="", help=argparse.SUPPRESS)
     p.add_argument("--run-group", help=argparse.SUPPRESS)
     p.add_argument("--report", help=argparse.SUPPRESS)
     p.add_argument("--background-child", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     avoid = [int(c) for c in a.avoid_cpus.split(",") if c.strip()]
+    if a.prefetch:
+        prefetch(a.prefetch.split(","))
+        return 0
     if a.run_group:
         if a.background_child:
             _background_child(avoid)

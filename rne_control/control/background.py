@@ -43,6 +43,43 @@ def split_groups(cycle) -> tuple:
     return tuple(g for g in groups if g in held), tuple(g for g in groups if g not in held)
 
 
+def start_prefetch(cycle, log):
+    """A tree plant's controller starting on a cache without its start-up kernels: start a second process that
+    compiles them in the reverse order of the warm-up (``rne_compile --prefetch``), so that the two cores share
+    the cold start. Returns the process, or None (a warm cache, another kind of plant, or background compiling
+    off)."""
+    plant = cycle.plant
+    kernel = getattr(plant, "fused_kernel", None)
+    if not enabled() or kernel is None or plant.base != "fixed":
+        return None
+    from ..dynamics.frame_api import KERNELS as FRAMES
+    frames, sig = FRAMES["frames"]
+    if frames.signatures or (frames._cache is not None and frames._cache.load_overload(sig, frames.targetctx)):
+        return None
+    names = ["rne_control.control.tree_state.rest_ready", _name(kernel), "rne_control.dynamics.gravity.gravity_one",
+             "rne_control.dynamics.rnea.rnea_one"]
+    if cycle.external.observer is not None:
+        names += ["rne_control.control._observer.observer_update_one", "rne_control.dynamics.frames.frame_many"]
+    p = subprocess.Popen([sys.executable, "-m", "rne_control.compile", "--prefetch", ",".join(reversed(names))],
+                         env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log.info("numba's cache lacks the start-up kernels: a second process (pid %d) compiles them from the other end"
+             % p.pid)
+    return p
+
+
+def _name(d) -> str:
+    return "%s.%s" % (d.py_func.__module__, d.py_func.__qualname__)
+
+
+def _env() -> dict:
+    """This process's environment, with the folder holding rne_control first on PYTHONPATH (the child imports
+    the same package)."""
+    env = dict(os.environ)
+    pkg_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = os.pathsep.join([pkg_root] + [p for p in [env.get("PYTHONPATH")] if p])
+    return env
+
+
 class BackgroundKernels:
     """Compiles ``groups`` in the background and loads them into this process for ``cycle`` (see the module
     docstring). ``log``: an object with ``info`` and ``error``; ``avoid_cpus``: the control thread's CPUs;
@@ -61,12 +98,8 @@ class BackgroundKernels:
         cmd = [sys.executable, "-m", "rne_control.compile", "--background", "--groups", ",".join(self.groups)]
         if self.avoid_cpus:
             cmd.append("--avoid-cpus=%s" % ",".join(map(str, self.avoid_cpus)))
-        env = dict(os.environ)
-        pkg_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env["PYTHONPATH"] = os.pathsep.join([pkg_root] + [p for p in [env.get("PYTHONPATH")] if p])
         self.t0 = time.monotonic()
-        self.process = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                        start_new_session=False)
+        self.process = subprocess.Popen(cmd, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.log.info("compiling the kernels of %s in the background (pid %d): the modes that need them wait "
                       "until they are loaded" % (" and ".join(self.groups), self.process.pid))
         self._thread = threading.Thread(target=self._run, name="rne_kernels", daemon=True)

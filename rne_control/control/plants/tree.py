@@ -174,7 +174,7 @@ class TreePlant(Plant):
             self.initial_state[list(self.state_names).index(names[f])] = np.nan
         self._welded = None
         self.rigid_tree_unavailable = "the model has a floating base" if model.floating_base else ""
-        kernel = tree_computed_torque if self._folded is None else folded_tree_computed_torque
+        self.fused_kernel = kernel = tree_computed_torque if self._folded is None else folded_tree_computed_torque
         self._fused = Prepared(self, "_fused", lambda: (ts.prepare(), ready(kernel))[1])
 
     # ------------------------------------------------------------ state

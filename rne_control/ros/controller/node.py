@@ -25,6 +25,7 @@ has been received. The node exits with code 0 on SIGINT and SIGTERM.
 from __future__ import annotations
 
 import math
+import subprocess
 import sys
 import time
 
@@ -46,7 +47,7 @@ from ...control.cycle import HOLD, STALE_OUTPUT, ControlCycle
 from ...control.settings import Settings
 from ...control.trajectory import TrajectoryError
 from ...control.watchdog import FRESH
-from ...control.background import BackgroundKernels, split_groups
+from ...control.background import BackgroundKernels, split_groups, start_prefetch
 from ...control.warmup import CORE, CompileMonitor, WarmUpProgress
 from ..conversions import (accel_fields, controller_state_message, fill_controller_state, odometry_fields,
                            trajectory_fields)
@@ -183,9 +184,15 @@ class ControllerNode(Node):
         # publishing anything; those of the task-space modes and the other bases too where numba's cache holds
         # them, else a background compiler makes them after the first command (control/background.py)
         now, later = split_groups(cycle)
+        prefetch = start_prefetch(cycle, log)
         cycle.warm_up(warn=log.warning, stop=STOP, groups=(CORE,) + now,   # KeyboardInterrupt on SIGINT: exit 0
                       progress=WarmUpProgress(log, "loading the kernels (compiling those not in numba's cache: run "
                                                    "rne_compile once after installing)"))
+        if prefetch is not None:   # it ends with the warm-up: what is left, it finds in the cache
+            try:
+                prefetch.wait(timeout=60.0)
+            except subprocess.TimeoutExpired:
+                prefetch.kill()
         # from here on nothing may compile: the monitor reports any kernel that does (diagnostics, log)
         self.jit_monitor = CompileMonitor()
         self.jit_monitor.start()
