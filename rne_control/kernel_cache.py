@@ -28,6 +28,7 @@ import hashlib
 import itertools
 import os
 import sys
+import time
 
 STAMP = "rne_control_kernel_sources.sha1"
 # model/layout.py: joint codes and column offsets of the kernel arrays (no dispatchers: named here)
@@ -322,4 +323,5 @@ def load_group(group: str, manifest=None) -> list:
                     missing.append("%s%s" % (name, tuple(sig)))
                     continue
                 d.add_overload(cres)
+            time.sleep(0)   # between two signatures, another thread (a control loop) takes the interpreter
     return missing

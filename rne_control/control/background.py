@@ -26,6 +26,7 @@ from ..kernel_cache import load_group, read_manifest
 from .warmup import deferrable
 
 ENV = "RNE_CONTROL_BACKGROUND_COMPILE"
+LOAD_SWITCH_INTERVAL = 0.0005   # s: Python's thread switch interval while a group loads
 
 
 def enabled() -> bool:
@@ -126,7 +127,13 @@ class BackgroundKernels:
     def _load(self, manifest, final: bool, why: str = "") -> None:
         for g in list(self.pending):
             if g in manifest:
-                missing = load_group(g, manifest)
+                # the loop thread takes the interpreter back after 0.5 ms, not Python's default 5 ms
+                switch = sys.getswitchinterval()
+                sys.setswitchinterval(min(switch, LOAD_SWITCH_INTERVAL))
+                try:
+                    missing = load_group(g, manifest)
+                finally:
+                    sys.setswitchinterval(switch)
                 self.pending.remove(g)
                 if missing:
                     self._fail(g, "not in the cache after compiling: %s" % ", ".join(missing[:5]))
