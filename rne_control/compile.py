@@ -65,10 +65,16 @@ def _load(source, **kw):
 
 def _kind_plants(kind):
     """A shipped model of ``kind``'s plant with every actuated joint controlled, and one with half of them (a
-    tree's last three: passengers, folded at rest)."""
+    tree's last three: passengers, folded at rest); none where the shipped model files are not found (an
+    install without its share folder: that kind's kernels then compile at first use)."""
     from .control.plants import make_plant
     from .ros.paths import resolve_model_file
-    model = _load(str(resolve_model_file(KIND_MODELS[kind])))
+    try:
+        path = resolve_model_file(KIND_MODELS[kind])
+    except FileNotFoundError:
+        print("%s not found: the %s kernels compile at first use" % (KIND_MODELS[kind], kind), flush=True)
+        return ()
+    model = _load(str(path))
     whole = make_plant(model)
     return whole, make_plant(model, whole.joint_names[:max(1, whole.n // 2)])
 
@@ -104,7 +110,8 @@ def _group(name):
             calls.prepare(one, [one_sig])
             calls.prepare(many, [many_sig])
     elif name == "task":       # the tree group simulates the same plant
-        _cycle_and_sim(_kind_plants("tree")[0], (TASK,), sim=False)
+        for plant in _kind_plants("tree")[:1]:
+            _cycle_and_sim(plant, (TASK,), sim=False)
     elif name == "bases":      # a floating-base tree: every base, and its simulation
         from .control.plants import make_plant
         _cycle_and_sim(make_plant(_load(_URDF, floating_base=True)), (CORE, BASES))
