@@ -255,8 +255,8 @@ MANIFEST = "rne_control_manifest.pkl"
 def manifest_path():
     """The manifest's file: in the cache directory of the RNE's one-sample kernel (numba's choice: NUMBA_CACHE_DIR,
     else __pycache__ beside the sources, else its user-wide fallback); None without a cache."""
-    from .dynamics.rnea import rnea_one
-    e = _entries(rnea_one)
+    d = dict(library_dispatchers()).get("rne_control.dynamics.rnea.rnea_one")
+    e = None if d is None else _entries(d)
     return None if e is None else os.path.join(e[0], MANIFEST)
 
 

@@ -219,6 +219,8 @@ def stop_leftovers() -> list[str]:
 class NodeProcess:
     """A console-script subprocess in its own process group, with a log file."""
 
+    env_override = None   # the environment given on top of the test's (ProcessLauncher.start's env)
+
     def __init__(self, name: str, argv: list[str], log_path: Path, env=None, cwd=None):
         self.name = name
         self.argv = argv
