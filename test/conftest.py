@@ -80,10 +80,25 @@ def pytest_configure(config):
 _reruns = []
 
 
+# every test's seconds (setup, call and teardown), and whether it starts node processes: written to
+# build/test_times.json at the end of the session, which test/suite_table.py makes into docs/tests.md's table
+_times = {}
+TIMES = os.path.join(os.path.dirname(_HERE), "build", "test_times.json")
+
+
 def pytest_runtest_logreport(report):
+    _times.setdefault(report.nodeid, [0.0, "nodes" in report.keywords])[0] += report.duration
     if report.outcome == "rerun":
         crash = getattr(report.longrepr, "reprcrash", None)
         _reruns.append((report.nodeid, report.when, crash.message.splitlines()[0] if crash else str(report.longrepr)[:200]))
+
+
+def pytest_sessionfinish(session):
+    if _times:
+        import json
+        os.makedirs(os.path.dirname(TIMES), exist_ok=True)
+        with open(TIMES, "w") as f:
+            json.dump({k: {"seconds": v[0], "nodes": v[1]} for k, v in _times.items()}, f, indent=0)
 
 
 def pytest_terminal_summary(terminalreporter):
